@@ -1,0 +1,137 @@
+"""Batch field kernels over (n, width) uint64 arrays, generic over the field tag."""
+
+from __future__ import annotations
+
+from numba import njit, prange
+
+from cuzk.algebra._jit_fields import (
+    f_add,
+    f_from_canon,
+    f_inv,
+    f_is_canon,
+    f_is_zero,
+    f_load,
+    f_mul,
+    f_neg,
+    f_one,
+    f_pow,
+    f_sqr,
+    f_store,
+    f_sub,
+    f_to_canon,
+)
+
+# Elementwise kernels: one per operation so each compiles to a tight loop.
+
+
+@njit(parallel=True, cache=True)
+def k_add(F, a, b, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_add(F, f_load(F, a, i, 0), f_load(F, b, i, 0)))
+
+
+@njit(parallel=True, cache=True)
+def k_sub(F, a, b, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_sub(F, f_load(F, a, i, 0), f_load(F, b, i, 0)))
+
+
+@njit(parallel=True, cache=True)
+def k_mul(F, a, b, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_mul(F, f_load(F, a, i, 0), f_load(F, b, i, 0)))
+
+
+@njit(parallel=True, cache=True)
+def k_scale(F, a, s, out):
+    """out[i] = a[i] * s[0] (s is a one-row array)."""
+    c = f_load(F, s, 0, 0)
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_mul(F, f_load(F, a, i, 0), c))
+
+
+@njit(parallel=True, cache=True)
+def k_sqr(F, a, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_sqr(F, f_load(F, a, i, 0)))
+
+
+@njit(parallel=True, cache=True)
+def k_neg(F, a, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_neg(F, f_load(F, a, i, 0)))
+
+
+@njit(parallel=True, cache=True)
+def k_pow(F, a, e, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_pow(F, f_load(F, a, i, 0), e))
+
+
+@njit(parallel=True, cache=True)
+def k_to_canon(F, a, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_to_canon(F, f_load(F, a, i, 0)))
+
+
+@njit(cache=True)
+def k_first_noncanonical(F, a):
+    """Index of the first row not below the modulus, or -1."""
+    for i in range(a.shape[0]):
+        if not f_is_canon(F, f_load(F, a, i, 0)):
+            return i
+    return -1
+
+
+@njit(parallel=True, cache=True)
+def k_from_canon(F, a, out):
+    for i in prange(a.shape[0]):
+        f_store(F, out, i, 0, f_from_canon(F, f_load(F, a, i, 0)))
+
+
+@njit(cache=True)
+def _inv_chunk(F, a, out, lo, hi):
+    # Montgomery's trick: one inversion for the chunk; zeros are skipped (map to 0).
+    acc = f_one(F)
+    for i in range(lo, hi):
+        x = f_load(F, a, i, 0)
+        f_store(F, out, i, 0, acc)  # prefix product before i
+        if not f_is_zero(F, x):
+            acc = f_mul(F, acc, x)
+    inv = f_inv(F, acc)
+    for i in range(hi - 1, lo - 1, -1):
+        x = f_load(F, a, i, 0)
+        if f_is_zero(F, x):
+            f_store(F, out, i, 0, x)
+            continue
+        f_store(F, out, i, 0, f_mul(F, inv, f_load(F, out, i, 0)))
+        inv = f_mul(F, inv, x)
+
+
+@njit(parallel=True, cache=True)
+def k_batch_inv(F, a, out, chunks):
+    """out[i] = 1/a[i] (0 -> 0), `chunks` independent runs of Montgomery's trick."""
+    n = a.shape[0]
+    step = (n + chunks - 1) // chunks
+    for c in prange(chunks):
+        lo = c * step
+        hi = min(n, lo + step)
+        if lo < hi:
+            _inv_chunk(F, a, out, lo, hi)
+
+
+@njit(cache=True)
+def k_powers(F, base, start, out):
+    """out[i] = start * base^i (sequential; used for coset shifts and twiddles)."""
+    acc = f_load(F, start, 0, 0)
+    b = f_load(F, base, 0, 0)
+    for i in range(out.shape[0]):
+        f_store(F, out, i, 0, acc)
+        acc = f_mul(F, acc, b)
+
+
+@njit(parallel=True, cache=True)
+def k_eq_rows(F, a, b, out):
+    for i in prange(a.shape[0]):
+        out[i] = f_load(F, a, i, 0) == f_load(F, b, i, 0)
+

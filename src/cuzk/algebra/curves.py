@@ -1,0 +1,198 @@
+"""G1 and G2 as batch operations on limb arrays.
+
+Shapes (n points): affine (n, 2) + field element shape, Jacobian (n, 3) + field
+element shape; so G1 affine is (n, 2, 6) and G2 affine (n, 2, 2, 6). The affine
+point at infinity is all zeros; a Jacobian point is infinity when Z = 0.
+Coordinates are in Montgomery form (see cuzk.algebra.fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cuzk.algebra import _curve_kernels as K
+from cuzk.algebra import constants as C
+from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field
+
+_CHUNK = 4096  # rows per Montgomery-trick run: one inversion amortized over many
+
+
+def _chunks(n: int) -> int:
+    return max(1, min(256, (n + _CHUNK - 1) // _CHUNK))
+
+
+class Curve:
+    """One of the two groups; `field` is its coordinate field (FQ for G1, FQ2 for G2)."""
+
+    def __init__(self, name: str, field: Field, generator: tuple) -> None:
+        self.name = name
+        self.field = field
+        self.tag = field.tag
+        self.affine_shape = (2, *field.elem_shape)
+        self.jac_shape = (3, *field.elem_shape)
+        self._gen = generator
+
+    def __repr__(self) -> str:
+        return f"Curve({self.name})"
+
+    # --- shapes ----------------------------------------------------------------
+    def _aff(self, a: np.ndarray) -> np.ndarray:
+        if a.dtype != LIMB or a.shape[1:] != self.affine_shape:
+            raise ValueError(f"{self.name} affine arrays have shape (n, {self.affine_shape}); got {a.shape}")
+        return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+
+    def _jac(self, a: np.ndarray) -> np.ndarray:
+        if a.dtype != LIMB or a.shape[1:] != self.jac_shape:
+            raise ValueError(f"{self.name} Jacobian arrays have shape (n, {self.jac_shape}); got {a.shape}")
+        return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+
+    def _new_aff(self, n: int) -> np.ndarray:
+        return np.empty((n, *self.affine_shape), dtype=LIMB)
+
+    def _new_jac(self, n: int) -> np.ndarray:
+        return np.empty((n, *self.jac_shape), dtype=LIMB)
+
+    # --- constructors ------------------------------------------------------------
+    def generator(self) -> np.ndarray:
+        """The standard generator, affine, shape (1,) + affine_shape."""
+        return self.from_ints([self._gen])
+
+    def identity(self, n: int = 1) -> np.ndarray:
+        """n affine points at infinity."""
+        return np.zeros((n, *self.affine_shape), dtype=LIMB)
+
+    def from_ints(self, points: Sequence, *, check: bool = True) -> np.ndarray:
+        """Affine points from canonical coordinates (None is infinity); checks the curve equation."""
+        zero = (0, 0) if self.field.degree > 1 else 0
+        coords = []
+        for p in points:
+            coords.extend((zero, zero) if p is None else p)
+        out = self.field.from_ints(coords).reshape(-1, *self.affine_shape)
+        if check and not self.is_on_curve(out).all():
+            from cuzk.errors import NotOnCurveError
+
+            raise NotOnCurveError(f"a {self.name} point is not on the curve")
+        return out
+
+    def to_ints(self, a: np.ndarray) -> list:
+        """Affine points -> [(x, y)] canonical ints, None for infinity."""
+        ints = self.field.to_ints(a.reshape(-1, *self.field.elem_shape))
+        zero = (0, 0) if self.field.degree > 1 else 0
+        pts = [(ints[i], ints[i + 1]) for i in range(0, len(ints), 2)]
+        return [None if (x == zero and y == zero) else (x, y) for x, y in pts]
+
+    def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n random points of the prime-order group (random multiples of the generator)."""
+        return self.to_affine(self.scalar_mul(np.repeat(self.generator(), n, axis=0), FR.random(n, rng)))
+
+    # --- membership -----------------------------------------------------------------
+    def is_on_curve(self, a: np.ndarray) -> np.ndarray:
+        """Per point: on the curve (the encoded infinity counts as on it)."""
+        rows = self._aff(a)
+        out = np.empty(rows.shape[0], dtype=np.bool_)
+        K.k_on_curve(self.tag, rows, out)
+        return out
+
+    def in_subgroup(self, a: np.ndarray) -> np.ndarray:
+        """Per point (assumed on the curve): in the order-r subgroup (Scott's endomorphism tests)."""
+        rows = self._aff(a)
+        out = np.empty(rows.shape[0], dtype=np.bool_)
+        K.k_in_subgroup(self.tag, rows, out)
+        return out
+
+    def is_identity(self, a: np.ndarray) -> np.ndarray:
+        """Per affine point: the point at infinity."""
+        return ~self._aff(a).any(axis=1)
+
+    # --- coordinates -------------------------------------------------------------------
+    def to_jacobian(self, a: np.ndarray) -> np.ndarray:
+        rows = self._aff(a)
+        out = self._new_jac(rows.shape[0])
+        K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], -1))
+        return out
+
+    def to_affine(self, a: np.ndarray) -> np.ndarray:
+        """Batched: one field inversion per chunk of points."""
+        rows = self._jac(a)
+        out = self._new_aff(rows.shape[0])
+        K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], -1), _chunks(rows.shape[0]))
+        return out
+
+    # --- group law ------------------------------------------------------------------------
+    def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Jacobian + Jacobian."""
+        ra, rb = self._jac(a), self._jac(b)
+        out = self._new_jac(ra.shape[0])
+        K.k_jac_add(self.tag, ra, rb, out.reshape(ra.shape))
+        return out
+
+    def add_mixed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Jacobian + affine."""
+        ra, rb = self._jac(a), self._aff(b)
+        out = self._new_jac(ra.shape[0])
+        K.k_jac_madd(self.tag, ra, rb, out.reshape(ra.shape))
+        return out
+
+    def add_affine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Affine + affine -> affine, the batch affine addition: one inversion per chunk."""
+        ra, rb = self._aff(a), self._aff(b)
+        if ra.shape != rb.shape:
+            raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
+        out = self._new_aff(ra.shape[0])
+        K.k_affine_add(self.tag, ra, rb, out.reshape(ra.shape), _chunks(ra.shape[0]))
+        return out
+
+    def double(self, a: np.ndarray) -> np.ndarray:
+        ra = self._jac(a)
+        out = self._new_jac(ra.shape[0])
+        K.k_jac_dbl(self.tag, ra, out.reshape(ra.shape))
+        return out
+
+    def neg(self, a: np.ndarray) -> np.ndarray:
+        """Affine negation."""
+        ra = self._aff(a)
+        out = self._new_aff(ra.shape[0])
+        K.k_affine_neg(self.tag, ra, out.reshape(ra.shape))
+        return out
+
+    def scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        """[s_i] P_i for affine P_i and Fr scalars (Montgomery); Jacobian results."""
+        ra = self._aff(a)
+        canon = FR.to_canonical(scalars)
+        if canon.shape[0] != ra.shape[0]:
+            raise ValueError(f"length mismatch: {ra.shape[0]} points, {canon.shape[0]} scalars")
+        out = self._new_jac(ra.shape[0])
+        K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], -1))
+        return out
+
+    def sum(self, a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Sum of the affine points (those with mask set), as one Jacobian point (shape jac_shape)."""
+        ra = self._aff(a)
+        m = np.ones(ra.shape[0], dtype=np.bool_) if mask is None else np.asarray(mask, dtype=np.bool_)
+        if m.shape != (ra.shape[0],):
+            raise ValueError("mask must have one entry per point")
+        chunks = max(1, min(64, ra.shape[0] // 2048))
+        partial = self._new_jac(chunks)
+        K.k_masked_sum(self.tag, ra, m, partial.reshape(chunks, -1))
+        return self.sum_jacobian(partial)
+
+    def sum_jacobian(self, a: np.ndarray) -> np.ndarray:
+        """Sum of a few Jacobian points (pairwise tree), shape jac_shape."""
+        pts = np.ascontiguousarray(a)
+        if pts.shape[0] == 0:
+            return self.to_jacobian(self.identity(1))[0]
+        while pts.shape[0] > 1:
+            if pts.shape[0] % 2:
+                pts = np.concatenate([pts, self.to_jacobian(self.identity(1))])
+            pts = self.add(pts[0::2], pts[1::2])
+        return pts[0]
+
+    def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Per point: equal as group elements (Jacobian inputs)."""
+        return np.all(self.to_affine(a) == self.to_affine(b), axis=tuple(range(1, 1 + len(self.affine_shape))))
+
+
+G1 = Curve("G1", FQ, C.G1_GEN)
+G2 = Curve("G2", FQ2, C.G2_GEN)

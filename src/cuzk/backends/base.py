@@ -1,0 +1,132 @@
+"""The backend seam: every batch operation the prover needs, on one interface.
+
+Data crosses this seam as arrays of 64-bit limbs in Montgomery form (numpy on
+the host, CuPy on the device; the same layout, so a buffer moves with one copy):
+
+- Fr vectors: (n, 4) uint64.
+- G1 affine points: (n, 2, 6) uint64, [x, y]; the point at infinity is all zeros
+  (never on the curve, since 0 != 0^3 + 4).
+- G2 affine points: (n, 2, 2, 6) uint64, [x, y] with each coordinate [c0, c1].
+- A single projective result (an MSM) comes back as a Jacobian point on the host:
+  (3, 6) for G1, (3, 2, 6) for G2, [X, Y, Z] with Z = 0 at infinity.
+
+The caller never loops over elements; a backend never returns a partial
+result: it raises a cuzk.errors.BackendError subclass instead.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+Group = Literal["g1", "g2"]
+Array = Any  # numpy.ndarray on the host, cupy.ndarray on the device
+
+
+@dataclass(frozen=True)
+class CsrMatrix:
+    """A sparse matrix over Fr in CSR form: row i holds columns indices[indptr[i]:indptr[i+1]]."""
+
+    indptr: np.ndarray  # (rows + 1,) int64
+    indices: np.ndarray  # (nnz,) int32 or int64 column indices
+    data: np.ndarray  # (nnz, 4) uint64 Fr values, Montgomery form
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indices.shape[0])
+
+
+class Bases(ABC):
+    """A resident SRS query (fixed bases for MSMs) held by a backend."""
+
+    group: Group
+    n: int
+
+
+class Backend(ABC):
+    """Batch kernels over Fr, G1 and G2. Implementations: cpu (numba), cuda (CuPy)."""
+
+    name: str
+
+    # --- transfers --------------------------------------------------------------
+    @abstractmethod
+    def to_device(self, a: np.ndarray) -> Array:
+        """Copy a host array to the backend's memory (no copy on the CPU)."""
+
+    @abstractmethod
+    def to_host(self, a: Array) -> np.ndarray:
+        """Copy a backend array to a host numpy array."""
+
+    # --- Fr vectors ---------------------------------------------------------------
+    @abstractmethod
+    def fr_add(self, a: Array, b: Array) -> Array: ...
+
+    @abstractmethod
+    def fr_sub(self, a: Array, b: Array) -> Array: ...
+
+    @abstractmethod
+    def fr_mul(self, a: Array, b: Array) -> Array: ...
+
+    @abstractmethod
+    def fr_scale(self, a: Array, s: int) -> Array:
+        """a[i] * s for a canonical integer s."""
+
+    @abstractmethod
+    def fr_mul_sub_scale(self, a: Array, b: Array, c: Array, s: int) -> Array:
+        """(a[i] * b[i] - c[i]) * s: the pointwise step of the QAP quotient, fused."""
+
+    # --- NTT over Fr ------------------------------------------------------------------
+    @abstractmethod
+    def ntt(self, a: Array, omega: int, *, coset: int | None = None) -> Array:
+        """Evaluations of the coefficient vector a at coset * omega^i, i < n = len(a).
+
+        omega must be a primitive n-th root of unity (n a power of two, up to 2^28);
+        coset None means the subgroup itself. Natural order in and out.
+        """
+
+    @abstractmethod
+    def intt(self, a: Array, omega: int, *, coset: int | None = None) -> Array:
+        """The inverse of `ntt` with the same omega and coset (includes the 1/n)."""
+
+    # --- sparse products -------------------------------------------------------------
+    @abstractmethod
+    def spmv(self, m: CsrMatrix, w: Array) -> Array:
+        """m @ w over Fr: one Fr value per row."""
+
+    # --- MSM --------------------------------------------------------------------------
+    @abstractmethod
+    def load_bases(self, points: np.ndarray, group: Group) -> Bases:
+        """Make a resident handle for affine bases (host array in the layout above)."""
+
+    @abstractmethod
+    def msm(
+        self, bases: Bases, scalars: Array, *, start: int = 0, window: int | None = None
+    ) -> np.ndarray:
+        """sum_i scalars[i] * bases[start + i] as a Jacobian point on the host.
+
+        `scalars` is (n, 4) Fr in Montgomery form, or (k, n, 4) for k MSMs over the
+        same bases, which returns (k,) + point shape. `window` overrides the
+        Pippenger window size (bits) chosen from n.
+        """
+
+    @abstractmethod
+    def sum_bases(self, bases: Bases, mask: Array, *, start: int = 0) -> np.ndarray:
+        """sum of bases[start + i] where mask[i] is true: the MSM for 0/1 scalars."""
+
+    @abstractmethod
+    def fixed_base_mul(self, base: np.ndarray, scalars: Array, group: Group) -> np.ndarray:
+        """[scalars[i]] * base for one affine base, as affine points on the host.
+
+        This is parameter generation's workhorse (millions of multiples of g1, g2).
+        """
+
+    def synchronize(self) -> None:  # noqa: B027 - a no-op is right for synchronous backends
+        """Wait for queued work (a no-op where work is synchronous)."""
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for logs and benchmark tables (device name, threads, ...)."""
+        return {"backend": self.name}
