@@ -134,4 +134,3 @@ def k_powers(F, base, start, out):
 def k_eq_rows(F, a, b, out):
     for i in prange(a.shape[0]):
         out[i] = f_load(F, a, i, 0) == f_load(F, b, i, 0)
-

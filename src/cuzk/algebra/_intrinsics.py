@@ -48,8 +48,7 @@ def _to_wide(builder: ir.IRBuilder, limbs: list[ir.Value], width: ir.IntType) ->
 def _from_wide(builder: ir.IRBuilder, wide: ir.Value, n: int) -> list[ir.Value]:
     width = wide.type
     return [
-        builder.trunc(builder.lshr(wide, ir.Constant(width, 64 * i)) if i else wide, _I64)
-        for i in range(n)
+        builder.trunc(builder.lshr(wide, ir.Constant(width, 64 * i)) if i else wide, _I64) for i in range(n)
     ]
 
 

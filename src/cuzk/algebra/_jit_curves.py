@@ -22,6 +22,7 @@ from numba import njit
 from numba.extending import overload
 
 from cuzk.algebra import constants as C
+from cuzk.algebra._jit_fields import _kind as _field_kind
 from cuzk.algebra._jit_fields import (
     _mont,
     f_add,
@@ -38,7 +39,6 @@ from cuzk.algebra._jit_fields import (
     f_sub,
     f_zero,
 )
-from cuzk.algebra._jit_fields import _kind as _field_kind
 
 G1_B_M = _mont(C.G1_B, C.Q, C.FQ_LIMBS)
 G2_B_M = (_mont(C.G2_B[0], C.Q, C.FQ_LIMBS), _mont(C.G2_B[1], C.Q, C.FQ_LIMBS))
@@ -370,4 +370,3 @@ def _ol_in_subgroup(F, x, y):
 
         return g2
     return None
-

@@ -191,7 +191,9 @@ class Curve:
 
     def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Per point: equal as group elements (Jacobian inputs)."""
-        return np.all(self.to_affine(a) == self.to_affine(b), axis=tuple(range(1, 1 + len(self.affine_shape))))
+        return np.all(
+            self.to_affine(a) == self.to_affine(b), axis=tuple(range(1, 1 + len(self.affine_shape)))
+        )
 
 
 G1 = Curve("G1", FQ, C.G1_GEN)

@@ -111,9 +111,7 @@ class Field:
         else:
             for i, v in enumerate(flat):
                 if not 0 <= int(v) < self.modulus:
-                    raise NonCanonicalError(
-                        f"{self.name} value {i // self.degree} is outside [0, modulus)"
-                    )
+                    raise NonCanonicalError(f"{self.name} value {i // self.degree} is outside [0, modulus)")
         limbs = ints_to_limbs(flat, self.base_limbs).reshape(-1, *self.elem_shape)
         return self.from_canonical(limbs)
 

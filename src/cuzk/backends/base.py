@@ -103,9 +103,7 @@ class Backend(ABC):
         """Make a resident handle for affine bases (host array in the layout above)."""
 
     @abstractmethod
-    def msm(
-        self, bases: Bases, scalars: Array, *, start: int = 0, window: int | None = None
-    ) -> np.ndarray:
+    def msm(self, bases: Bases, scalars: Array, *, start: int = 0, window: int | None = None) -> np.ndarray:
         """sum_i scalars[i] * bases[start + i] as a Jacobian point on the host.
 
         `scalars` is (n, 4) Fr in Montgomery form, or (k, n, 4) for k MSMs over the
