@@ -1,0 +1,197 @@
+"""Radix-2 NTT over Fr on the CPU (numba, parallel over the butterflies of each stage).
+
+Forward transforms are decimation-in-time on a bit-reversed copy, so input and
+output are both in natural order. Twiddles are omega^t for t < n/2, cached per
+(n, omega); above 2^22 points the table would cost more memory than it saves
+time, so a two-level table (omega^t = HI[t >> 12] * LO[t & 4095]) replaces it
+at one extra multiplication per butterfly.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from threading import Lock
+
+import numpy as np
+from numba import njit, prange
+
+from cuzk.algebra import constants as C
+from cuzk.algebra._jit_fields import FR_TAG, f_add, f_load, f_mul, f_store, f_sub
+from cuzk.algebra.fields import FR, int_to_limbs
+
+MAX_LOG_N = 28
+_SPLIT_BITS = 12
+_FULL_TABLE_MAX_LOG = 22
+
+
+def fr_mont(value: int) -> np.ndarray:
+    """One Fr element (Montgomery form) as a (4,) limb array."""
+    return int_to_limbs(value % C.R * (1 << C.FR_BITS) % C.R, C.FR_LIMBS)
+
+
+@njit(parallel=True, cache=True)
+def _powers_parallel(F, starts, base, out, step):
+    """out[k*step + j] = starts[k] * base^j, chunk k in parallel."""
+    n = out.shape[0]
+    b = f_load(F, base, 0, 0)
+    for k in prange(starts.shape[0]):
+        acc = f_load(F, starts, k, 0)
+        for j in range(k * step, min(n, (k + 1) * step)):
+            f_store(F, out, j, 0, acc)
+            acc = f_mul(F, acc, b)
+
+
+def powers(base: int, n: int, start: int = 1) -> np.ndarray:
+    """[start * base^i mod r for i < n] in Montgomery form, computed in parallel chunks."""
+    step = max(1024, -(-n // 64))
+    chunk_starts = [start * pow(base, k * step, C.R) % C.R for k in range(-(-n // step))]
+    starts = np.stack([fr_mont(s) for s in chunk_starts]) if chunk_starts else np.zeros((0, 4), np.uint64)
+    out = np.empty((n, C.FR_LIMBS), dtype=np.uint64)
+    _powers_parallel(FR_TAG, starts, fr_mont(base)[None], out, step)
+    return out
+
+
+@njit(cache=True)
+def _reverse_bits(x, bits):
+    r = 0
+    for _ in range(bits):
+        r = (r << 1) | (x & 1)
+        x >>= 1
+    return r
+
+
+@njit(parallel=True, cache=True)
+def _bit_reverse_copy(src, dst, log_n):
+    n = src.shape[0]
+    for i in prange(n):
+        r = _reverse_bits(i, log_n)
+        for k in range(src.shape[1]):
+            dst[r, k] = src[i, k]
+
+
+@njit(parallel=True, cache=True)
+def _stage_full(F, a, tw, half, stride):
+    nb = a.shape[0] // 2
+    for b in prange(nb):
+        j = b % half
+        i0 = (b // half) * 2 * half + j
+        i1 = i0 + half
+        u = f_load(F, a, i0, 0)
+        v = f_mul(F, f_load(F, a, i1, 0), f_load(F, tw, j * stride, 0))
+        f_store(F, a, i0, 0, f_add(F, u, v))
+        f_store(F, a, i1, 0, f_sub(F, u, v))
+
+
+@njit(parallel=True, cache=True)
+def _stage_split(F, a, hi, lo, half, stride, split_bits):
+    nb = a.shape[0] // 2
+    mask = (1 << split_bits) - 1
+    for b in prange(nb):
+        j = b % half
+        i0 = (b // half) * 2 * half + j
+        i1 = i0 + half
+        t = j * stride
+        w = f_mul(F, f_load(F, hi, t >> split_bits, 0), f_load(F, lo, t & mask, 0))
+        u = f_load(F, a, i0, 0)
+        v = f_mul(F, f_load(F, a, i1, 0), w)
+        f_store(F, a, i0, 0, f_add(F, u, v))
+        f_store(F, a, i1, 0, f_sub(F, u, v))
+
+
+@njit(parallel=True, cache=True)
+def _scale_by(F, a, factors):
+    for i in prange(a.shape[0]):
+        f_store(F, a, i, 0, f_mul(F, f_load(F, a, i, 0), f_load(F, factors, i, 0)))
+
+
+@njit(parallel=True, cache=True)
+def _scale_const(F, a, s):
+    c = f_load(F, s, 0, 0)
+    for i in prange(a.shape[0]):
+        f_store(F, a, i, 0, f_mul(F, f_load(F, a, i, 0), c))
+
+
+class _Twiddles:
+    """omega^t for t < n/2: one table, or two small ones above 2^22."""
+
+    def __init__(self, omega: int, log_n: int) -> None:
+        half = 1 << max(log_n - 1, 0)
+        if log_n <= _FULL_TABLE_MAX_LOG:
+            self.full: np.ndarray | None = powers(omega, half)
+            self.hi = self.lo = None
+        else:
+            self.full = None
+            self.lo = powers(omega, 1 << _SPLIT_BITS)
+            self.hi = powers(pow(omega, 1 << _SPLIT_BITS, C.R), -(-half >> _SPLIT_BITS))
+
+
+def log2_exact(n: int) -> int:
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"NTT size must be a power of two, got {n}")
+    log_n = n.bit_length() - 1
+    if log_n > MAX_LOG_N:
+        raise ValueError(f"NTT size 2^{log_n} exceeds the supported 2^{MAX_LOG_N}")
+    return log_n
+
+
+def check_root(omega: int, log_n: int) -> None:
+    n = 1 << log_n
+    if pow(omega, n, C.R) != 1 or (n > 1 and pow(omega, n // 2, C.R) == 1):
+        raise ValueError(f"omega is not a primitive 2^{log_n}-th root of unity in Fr")
+
+
+class CpuNtt:
+    """NTTs with a small LRU cache of twiddle tables keyed by (n, omega)."""
+
+    def __init__(self, cache_entries: int = 6) -> None:
+        self._cache: OrderedDict[tuple[int, int], _Twiddles] = OrderedDict()
+        self._entries = cache_entries
+        self._lock = Lock()
+
+    def _twiddles(self, omega: int, log_n: int) -> _Twiddles:
+        key = (log_n, omega)
+        with self._lock:
+            tw = self._cache.get(key)
+            if tw is not None:
+                self._cache.move_to_end(key)
+                return tw
+        check_root(omega, log_n)
+        tw = _Twiddles(omega, log_n)
+        with self._lock:
+            self._cache[key] = tw
+            while len(self._cache) > self._entries:
+                self._cache.popitem(last=False)
+        return tw
+
+    def _transform(self, a: np.ndarray, omega: int) -> np.ndarray:
+        rows = FR._rows(a)
+        log_n = log2_exact(rows.shape[0])
+        tw = self._twiddles(omega, log_n)
+        out = np.empty_like(rows)
+        _bit_reverse_copy(rows, out, log_n)
+        n = rows.shape[0]
+        half = 1
+        while half < n:
+            stride = n // (2 * half)
+            if tw.full is not None:
+                _stage_full(FR_TAG, out, tw.full, half, stride)
+            else:
+                _stage_split(FR_TAG, out, tw.hi, tw.lo, half, stride, _SPLIT_BITS)
+            half *= 2
+        return out
+
+    def ntt(self, a: np.ndarray, omega: int, coset: int | None = None) -> np.ndarray:
+        if coset is not None:
+            a = a.copy()
+            _scale_by(FR_TAG, FR._rows(a), powers(coset, a.shape[0]))
+        return self._transform(a, omega)
+
+    def intt(self, a: np.ndarray, omega: int, coset: int | None = None) -> np.ndarray:
+        n = a.shape[0]
+        out = self._transform(a, pow(omega, -1, C.R))
+        n_inv = pow(n, -1, C.R)
+        if coset is None:
+            _scale_const(FR_TAG, out, fr_mont(n_inv)[None])
+        else:
+            _scale_by(FR_TAG, out, powers(pow(coset, -1, C.R), n, start=n_inv))
+        return out

@@ -1,0 +1,1 @@
+"""The `cuzk` command line."""
