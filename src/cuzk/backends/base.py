@@ -51,6 +51,9 @@ class Backend(ABC):
     """Batch kernels over Fr, G1 and G2. Implementations: cpu (numba), cuda (CuPy)."""
 
     name: str
+    #: The array module of this backend's arrays (numpy, or cupy on the device), so that
+    #: callers can pad, slice, mask and concatenate backend arrays without importing CuPy.
+    xp: Any = np
 
     # --- transfers --------------------------------------------------------------
     @abstractmethod
