@@ -32,6 +32,8 @@ class Curve:
         self.tag = field.tag
         self.affine_shape = (2, *field.elem_shape)
         self.jac_shape = (3, *field.elem_shape)
+        self._aff_w = 2 * field.width  # explicit row widths: reshape(n, -1) fails for n = 0
+        self._jac_w = 3 * field.width
         self._gen = generator
 
     def __repr__(self) -> str:
@@ -41,12 +43,12 @@ class Curve:
     def _aff(self, a: np.ndarray) -> np.ndarray:
         if a.dtype != LIMB or a.shape[1:] != self.affine_shape:
             raise ValueError(f"{self.name} affine arrays have shape (n, {self.affine_shape}); got {a.shape}")
-        return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+        return np.ascontiguousarray(a).reshape(a.shape[0], self._aff_w)
 
     def _jac(self, a: np.ndarray) -> np.ndarray:
         if a.dtype != LIMB or a.shape[1:] != self.jac_shape:
             raise ValueError(f"{self.name} Jacobian arrays have shape (n, {self.jac_shape}); got {a.shape}")
-        return np.ascontiguousarray(a).reshape(a.shape[0], -1)
+        return np.ascontiguousarray(a).reshape(a.shape[0], self._jac_w)
 
     def _new_aff(self, n: int) -> np.ndarray:
         return np.empty((n, *self.affine_shape), dtype=LIMB)
@@ -110,14 +112,14 @@ class Curve:
     def to_jacobian(self, a: np.ndarray) -> np.ndarray:
         rows = self._aff(a)
         out = self._new_jac(rows.shape[0])
-        K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], -1))
+        K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], self._jac_w))
         return out
 
     def to_affine(self, a: np.ndarray) -> np.ndarray:
         """Batched: one field inversion per chunk of points."""
         rows = self._jac(a)
         out = self._new_aff(rows.shape[0])
-        K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], -1), _chunks(rows.shape[0]))
+        K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], self._aff_w), _chunks(rows.shape[0]))
         return out
 
     # --- group law ------------------------------------------------------------------------
@@ -164,7 +166,7 @@ class Curve:
         if canon.shape[0] != ra.shape[0]:
             raise ValueError(f"length mismatch: {ra.shape[0]} points, {canon.shape[0]} scalars")
         out = self._new_jac(ra.shape[0])
-        K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], -1))
+        K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w))
         return out
 
     def sum(self, a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:

@@ -37,7 +37,7 @@ def ints_to_limbs(values: Iterable[int], n: int) -> np.ndarray:
 
 
 def limbs_to_ints(limbs: np.ndarray) -> list[int]:
-    rows = np.ascontiguousarray(limbs, dtype="<u8").reshape(limbs.shape[0], -1)
+    rows = np.ascontiguousarray(limbs, dtype="<u8").reshape(limbs.shape[0], int(np.prod(limbs.shape[1:])))
     raw = rows.tobytes()
     step = rows.shape[1] * 8
     return [int.from_bytes(raw[i : i + step], "little") for i in range(0, len(raw), step)]

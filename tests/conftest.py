@@ -1,0 +1,47 @@
+"""Shared fixtures and the marker gates of the suite.
+
+- `rng`: one seeded numpy Generator per test session (CUZK_TEST_SEED overrides
+  the seed, which the header prints, so a failure can be replayed).
+- `@pytest.mark.gpu` tests run only where the CUDA backend can run.
+- `@pytest.mark.large` tests run only with CUZK_LARGE=1 (too big for the
+  2-core CI machine).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+SEED = int(os.environ.get("CUZK_TEST_SEED", "20261202"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"cuzk test seed: {SEED} (set CUZK_TEST_SEED to change)"
+
+
+@pytest.fixture(scope="session")
+def rng() -> np.random.Generator:
+    """A session-wide seeded Generator: reproducible for a given seed and test selection."""
+    return np.random.default_rng(SEED)
+
+
+def _cuda_reason() -> str | None:
+    from cuzk.backends import cuda_unavailable_reason
+
+    return cuda_unavailable_reason()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    reason = _cuda_reason() if gpu_items else None
+    if reason is not None:
+        skip_gpu = pytest.mark.skip(reason=f"needs a CUDA device: {reason}")
+        for item in gpu_items:
+            item.add_marker(skip_gpu)
+    if os.environ.get("CUZK_LARGE") != "1":
+        skip_large = pytest.mark.skip(reason="large test: set CUZK_LARGE=1 to run it")
+        for item in items:
+            if item.get_closest_marker("large") is not None:
+                item.add_marker(skip_large)
