@@ -1,0 +1,266 @@
+"""bellperson's .vk and .params files, memory-mapped, plus cuzk's JSON manifest.
+
+Layout (FORMATS.md section 1), every point uncompressed zcash (G1 96 bytes,
+G2 192 bytes), counts u32 big-endian:
+
+    .vk      alpha_g1 beta_g1 beta_g2 gamma_g2 delta_g1 delta_g2 | count | ic...
+    .params  the vk, then h, l, a, b_g1, b_g2, each count | points...
+
+Bytes after b_g2 are ignored, as bellperson does. Opening a file reads only the
+section headers; each query is decoded when first asked for, so a cold load
+touches only what it uses. `checked` adds the subgroup check for files from
+elsewhere; trusted local files may skip it. Points at infinity are rejected,
+as bellperson's readers do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cuzk import __version__
+from cuzk.algebra import encoding
+from cuzk.errors import EncodingError, ParamsError
+from cuzk.groth16.keys import Parameters, VerifyingKey
+
+G1_BYTES, G2_BYTES = 96, 192
+VK_FIXED = [
+    ("alpha_g1", G1_BYTES),
+    ("beta_g1", G1_BYTES),
+    ("beta_g2", G2_BYTES),
+    ("gamma_g2", G2_BYTES),
+    ("delta_g1", G1_BYTES),
+    ("delta_g2", G2_BYTES),
+]
+QUERIES = [("h", G1_BYTES), ("l", G1_BYTES), ("a", G1_BYTES), ("b_g1", G1_BYTES), ("b_g2", G2_BYTES)]
+MANIFEST_FORMAT = "cuzk-groth16-params"
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    offset: int  # first point byte
+    count: int
+    point_bytes: int
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.count * self.point_bytes
+
+
+def _decode(name: str, raw: np.ndarray, point_bytes: int, checked: bool, source: str) -> np.ndarray:
+    decode = encoding.decode_g1 if point_bytes == G1_BYTES else encoding.decode_g2
+    try:
+        return decode(raw, compressed=False, check_subgroup=checked, allow_infinity=False)
+    except EncodingError as exc:
+        raise ParamsError(f"{source}: {name}: {exc}") from exc
+
+
+class _Layout:
+    """Section offsets of a vk or params buffer, read from the count headers only."""
+
+    def __init__(self, buf: memoryview | bytes, source: str, with_queries: bool) -> None:
+        self.buf, self.source = buf, source
+        self.sections: dict[str, Section] = {}
+        pos = 0
+        for name, size in VK_FIXED:
+            self.sections[name] = Section(name, pos, 1, size)
+            pos += size
+        pos = self._counted("ic", pos, G1_BYTES)
+        if with_queries:
+            for name, size in QUERIES:
+                pos = self._counted(name, pos, size)
+        self.end = pos
+
+    def _counted(self, name: str, pos: int, size: int) -> int:
+        if pos + 4 > len(self.buf):
+            raise ParamsError(f"{self.source}: truncated before the {name} count at byte {pos}")
+        count = int.from_bytes(bytes(self.buf[pos : pos + 4]), "big")
+        sec = Section(name, pos + 4, count, size)
+        if sec.end > len(self.buf):
+            raise ParamsError(
+                f"{self.source}: truncated: {name} declares {count} points ({count * size} bytes) "
+                f"but only {len(self.buf) - sec.offset} bytes remain"
+            )
+        self.sections[name] = sec
+        return sec.end
+
+    def raw(self, name: str) -> np.ndarray:
+        sec = self.sections[name]
+        arr = np.frombuffer(self.buf, dtype=np.uint8, count=sec.count * sec.point_bytes, offset=sec.offset)
+        return arr.reshape(sec.count, sec.point_bytes)
+
+    def decode(self, name: str, checked: bool) -> np.ndarray:
+        sec = self.sections[name]
+        return _decode(name, self.raw(name), sec.point_bytes, checked, self.source)
+
+    def vk(self, checked: bool) -> VerifyingKey:
+        parts = {name: self.decode(name, checked) for name, _ in VK_FIXED}
+        return VerifyingKey(ic=self.decode("ic", checked), **parts)
+
+
+class ParamsFile:
+    """A memory-mapped .params file; queries decode on first use."""
+
+    def __init__(self, path: str | os.PathLike, *, checked: bool = True) -> None:
+        self.path = Path(path)
+        self.checked = checked
+        try:
+            with open(self.path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size == 0:
+                    raise ParamsError(f"{self.path}: empty file")
+                self._map = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as exc:
+            raise ParamsError(f"cannot open parameters {self.path}: {exc.strerror or exc}") from exc
+        self._layout = _Layout(memoryview(self._map), str(self.path), with_queries=True)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def counts(self) -> dict[str, int]:
+        return {name: sec.count for name, sec in self._layout.sections.items()}
+
+    def query(self, name: str) -> np.ndarray:
+        if name not in dict(QUERIES):
+            raise KeyError(f"unknown query {name!r}")
+        if name not in self._cache:
+            self._cache[name] = self._layout.decode(name, self.checked)
+        return self._cache[name]
+
+    def vk(self) -> VerifyingKey:
+        return self._layout.vk(self.checked)
+
+    def parameters(self) -> Parameters:
+        return Parameters(vk=self.vk(), **{name: self.query(name) for name, _ in QUERIES})
+
+
+def read_vk(path: str | os.PathLike, *, checked: bool = True) -> VerifyingKey:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ParamsError(f"cannot read verifying key {path}: {exc.strerror or exc}") from exc
+    return vk_from_bytes(data, checked=checked, source=str(path))
+
+
+def vk_from_bytes(data: bytes, *, checked: bool = True, source: str = "vk") -> VerifyingKey:
+    layout = _Layout(memoryview(data), source, with_queries=False)
+    if layout.end != len(data):
+        raise ParamsError(f"{source}: {len(data) - layout.end} unexpected bytes after the ic points")
+    return layout.vk(checked)
+
+
+def _encode(points: np.ndarray) -> bytes:
+    enc = encoding.encode_g1 if points.ndim == 3 else encoding.encode_g2
+    return enc(points, compressed=False).tobytes()
+
+
+def _count(points: np.ndarray) -> bytes:
+    return int(points.shape[0]).to_bytes(4, "big")
+
+
+def vk_chunks(vk: VerifyingKey) -> Iterable[bytes]:
+    for name, _ in VK_FIXED:
+        yield _encode(getattr(vk, name))
+    yield _count(vk.ic)
+    yield _encode(vk.ic)
+
+
+def vk_to_bytes(vk: VerifyingKey) -> bytes:
+    return b"".join(vk_chunks(vk))
+
+
+def write_params(params: Parameters, path: str | os.PathLike) -> str:
+    """Write a .params file; returns its sha256 hex digest."""
+    digest = hashlib.sha256()
+    tmp = Path(f"{path}.tmp")
+    with open(tmp, "wb") as fh:
+        for chunk in vk_chunks(params.vk):
+            fh.write(chunk)
+            digest.update(chunk)
+        for name, _ in QUERIES:
+            pts = getattr(params, name)
+            for chunk in (_count(pts), _encode(pts)):
+                fh.write(chunk)
+                digest.update(chunk)
+    tmp.replace(path)
+    return digest.hexdigest()
+
+
+def write_vk(vk: VerifyingKey, path: str | os.PathLike) -> str:
+    data = vk_to_bytes(vk)
+    Path(path).write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+# --- a directory of parameters with its manifest ------------------------------------------
+
+
+def save(params: Parameters, directory: str | os.PathLike, name: str, meta: dict) -> Path:
+    """Write DIR/NAME.params, DIR/NAME.vk and DIR/NAME.json; returns the manifest path."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for suffix, writer, obj in ((".params", write_params, params), (".vk", write_vk, params.vk)):
+        target = out / f"{name}{suffix}"
+        files[target.name] = {"sha256": writer(obj, target), "bytes": target.stat().st_size}
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "version": MANIFEST_VERSION,
+        "circuit": name,
+        **meta,
+        "sizes": {q: int(getattr(params, q).shape[0]) for q, _ in QUERIES} | {"ic": params.vk.num_inputs},
+        "files": files,
+        "setup": "local random toxic waste from the OS CSPRNG; a test setup, not a ceremony",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "cuzk_version": __version__,
+    }
+    path = out / f"{name}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def read_manifest(directory: str | os.PathLike, name: str) -> dict:
+    path = Path(directory) / f"{name}.json"
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ParamsError(
+            f"no manifest {path} (run `cuzk setup --circuit {name} --out {directory}`)"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ParamsError(f"unreadable manifest {path}: {exc}") from exc
+    if manifest.get("format") != MANIFEST_FORMAT or manifest.get("version") != MANIFEST_VERSION:
+        raise ParamsError(f"{path} is not a version-{MANIFEST_VERSION} {MANIFEST_FORMAT} manifest")
+    return manifest
+
+
+def verify_files(directory: str | os.PathLike, manifest: dict) -> None:
+    """Raise ParamsError when a file's sha256 or size differs from the manifest."""
+    for fname, info in manifest.get("files", {}).items():
+        path = Path(directory) / fname
+        if not path.exists():
+            raise ParamsError(f"{path} is listed in the manifest but missing")
+        if path.stat().st_size != info.get("bytes"):
+            raise ParamsError(
+                f"{path}: size {path.stat().st_size} differs from the manifest's {info.get('bytes')}"
+            )
+        if sha256_file(path) != info.get("sha256"):
+            raise ParamsError(f"{path}: sha256 differs from the manifest (corrupted or replaced file)")

@@ -1,0 +1,100 @@
+"""From R1CS matrices to the QAP: evaluation domain, density bitmaps, transposes.
+
+The prover and the setup read a constraint system only through this protocol:
+matrices A, B, C over columns [inputs (ONE first) | aux], with bellperson's
+x_i * 0 = 0 row per input already appended (so inputs are dense in A).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from cuzk.algebra import constants as C
+from cuzk.backends.base import CsrMatrix
+from cuzk.backends.cpu.ntt import MAX_LOG_N
+
+
+class ConstraintMatrices(Protocol):
+    num_inputs: int
+    num_aux: int
+    num_constraints: int
+    A: CsrMatrix
+    B: CsrMatrix
+    C: CsrMatrix
+
+    def constraint_name(self, i: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The radix-2 evaluation domain of size m >= n with bellperson's root (generator 7)."""
+
+    log_m: int
+    omega: int
+    coset: int = C.BELLPERSON_GENERATOR
+
+    @property
+    def m(self) -> int:
+        return 1 << self.log_m
+
+    @classmethod
+    def for_constraints(cls, n: int, generator: int = C.BELLPERSON_GENERATOR) -> Domain:
+        log_m = max(1, (n - 1).bit_length())
+        if log_m > MAX_LOG_N:
+            raise ValueError(f"{n} constraints need a domain of 2^{log_m}, above the supported 2^{MAX_LOG_N}")
+        return cls(log_m, C.root_of_unity(log_m, generator), generator)
+
+    @property
+    def z_on_coset_inv(self) -> int:
+        """1 / Z(g x) for x in the domain: Z(X) = X^m - 1 is the constant g^m - 1 on the coset g H."""
+        return pow((pow(self.coset, self.m, C.R) - 1) % C.R, -1, C.R)
+
+
+@dataclass(frozen=True)
+class Densities:
+    """bellperson's bitmaps: a variable's bit is set when it appears in the matrix."""
+
+    a_aux: np.ndarray  # (num_aux,) bool; inputs are always dense in A
+    b_input: np.ndarray  # (num_inputs,) bool
+    b_aux: np.ndarray  # (num_aux,) bool
+
+    @classmethod
+    def of(cls, cs: ConstraintMatrices) -> Densities:
+        a = _columns_used(cs.A, cs.num_inputs + cs.num_aux)
+        b = _columns_used(cs.B, cs.num_inputs + cs.num_aux)
+        return cls(a_aux=a[cs.num_inputs :], b_input=b[: cs.num_inputs], b_aux=b[cs.num_inputs :])
+
+    @property
+    def a_size(self) -> int:
+        """Bases in the a query: every input, then the aux variables A uses."""
+        return self.b_input.shape[0] + int(self.a_aux.sum())
+
+    @property
+    def b_size(self) -> int:
+        """Bases in each b query (G1 and G2)."""
+        return int(self.b_input.sum()) + int(self.b_aux.sum())
+
+
+def _columns_used(m: CsrMatrix, ncols: int) -> np.ndarray:
+    used = np.zeros(ncols, dtype=np.bool_)
+    used[m.indices] = True
+    return used
+
+
+def transpose(m: CsrMatrix) -> CsrMatrix:
+    """CSR of m^T by a stable counting sort on the column indices."""
+    rows, cols = m.shape
+    order = np.argsort(m.indices, kind="stable")
+    counts = np.bincount(m.indices, minlength=cols)
+    indptr = np.zeros(cols + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(m.indptr))
+    return CsrMatrix(
+        indptr=indptr,
+        indices=row_of[order],
+        data=np.ascontiguousarray(m.data[order]),
+        shape=(cols, rows),
+    )
