@@ -14,7 +14,7 @@ import sys
 
 from cuzk import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("cuzk.cli.prove",)
 
 
 def build_parser() -> argparse.ArgumentParser:
