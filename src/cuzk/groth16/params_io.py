@@ -180,7 +180,7 @@ def vk_to_bytes(vk: VerifyingKey) -> bytes:
 def write_params(params: Parameters, path: str | os.PathLike) -> str:
     """Write a .params file; returns its sha256 hex digest."""
     digest = hashlib.sha256()
-    tmp = Path(f"{path}.tmp")
+    tmp = _tmp_path(path)
     with open(tmp, "wb") as fh:
         for chunk in vk_chunks(params.vk):
             fh.write(chunk)
@@ -196,8 +196,16 @@ def write_params(params: Parameters, path: str | os.PathLike) -> str:
 
 def write_vk(vk: VerifyingKey, path: str | os.PathLike) -> str:
     data = vk_to_bytes(vk)
-    Path(path).write_bytes(data)
+    tmp = _tmp_path(path)
+    tmp.write_bytes(data)
+    tmp.replace(path)
     return hashlib.sha256(data).hexdigest()
+
+
+def _tmp_path(path: str | os.PathLike) -> Path:
+    """A sibling name unique to this process: concurrent writers never share a temporary file."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.{os.getpid()}.tmp")
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -231,7 +239,7 @@ def save(params: Parameters, directory: str | os.PathLike, name: str, meta: dict
         "cuzk_version": __version__,
     }
     path = out / f"{name}.json"
-    tmp = path.with_suffix(".json.tmp")
+    tmp = _tmp_path(path)
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     tmp.replace(path)
     return path
