@@ -14,7 +14,7 @@ import sys
 
 from cuzk import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ("cuzk.cli.prove",)
+COMMAND_MODULES: tuple[str, ...] = ("cuzk.cli.prove", "cuzk.cli.groth16", "cuzk.cli.selftest")
 
 
 def build_parser() -> argparse.ArgumentParser:

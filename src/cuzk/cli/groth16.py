@@ -1,0 +1,162 @@
+"""`cuzk groth16 ...`: circom/snarkjs files on BLS12-381, argument-compatible with snarkjs.
+
+cuzk groth16 prove circuit.zkey witness.wtns proof.json public.json
+cuzk groth16 verify verification_key.json public.json proof.json   (0 valid, 1 invalid, 2 bad input)
+cuzk groth16 export-vk circuit.zkey verification_key.json
+cuzk groth16 setup circuit.r1cs circuit.zkey                      (development key, NOT a ceremony)
+"""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+
+from cuzk.cli.output import err_console, phase_table, progress_printer
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    g = sub.add_parser("groth16", help="circom/snarkjs Groth16: prove, verify, export-vk, setup")
+    cmds = g.add_subparsers(dest="groth16_command", metavar="COMMAND")
+    g.set_defaults(func=lambda _args: g.print_help() or 2)
+
+    p = cmds.add_parser(
+        "prove", help="prove with a snarkjs .zkey and a circom .wtns (like `snarkjs groth16 prove`)"
+    )
+    p.add_argument("zkey", type=Path, help="snarkjs Groth16 proving key (.zkey)")
+    p.add_argument("witness", type=Path, help="circom witness (.wtns)")
+    p.add_argument("proof", type=Path, help="where to write proof.json")
+    p.add_argument("public", type=Path, help="where to write public.json")
+    p.add_argument(
+        "--g2-on-cpu", action="store_true", help="run the B MSM on G2 on the CPU (finalize off the GPU)"
+    )
+    p.add_argument("--no-check", action="store_true", help="skip verifying the proof before writing it")
+    p.add_argument("--timing", action="store_true", help="print the time of each phase")
+    _backend_arg(p)
+    p.set_defaults(func=cmd_prove)
+
+    p = cmds.add_parser("verify", help="verify a snarkjs proof: exit 0 valid, 1 invalid, 2 bad input")
+    p.add_argument("vk", type=Path, help="verification_key.json")
+    p.add_argument("public", type=Path, help="public.json")
+    p.add_argument("proof", type=Path, help="proof.json")
+    p.set_defaults(func=cmd_verify)
+
+    p = cmds.add_parser("export-vk", help="write the verification_key.json of a .zkey")
+    p.add_argument("zkey", type=Path)
+    p.add_argument("vk", type=Path, help="where to write verification_key.json")
+    p.set_defaults(func=cmd_export_vk)
+
+    p = cmds.add_parser(
+        "setup", help="make a development .zkey from fresh random toxic waste (NOT a trusted ceremony)"
+    )
+    p.add_argument("r1cs", type=Path, help="circom constraint system (.r1cs, compiled with --prime bls12381)")
+    p.add_argument("zkey", type=Path, help="where to write the .zkey")
+    p.add_argument("--timing", action="store_true", help="print the time of each phase")
+    _backend_arg(p)
+    p.set_defaults(func=cmd_setup)
+
+
+def _backend_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=("auto", "cpu", "cuda"),
+        default=None,
+        help="compute backend (default: CUZK_BACKEND, else cuda when a GPU is present, else cpu)",
+    )
+
+
+def _loud_warnings() -> None:
+    """Show cuzk's warnings (unbound public inputs) as a bold line, not a Python traceback note."""
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: object = None,
+        line: str | None = None,
+    ) -> None:
+        err_console().print(f"[bold red]WARNING:[/bold red] {message}")
+
+    warnings.showwarning = show
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from cuzk.backends import get_backend
+    from cuzk.instrument import Timeline
+    from cuzk.interop import prover, snarkjs_json
+    from cuzk.interop.zkey import read_zkey
+
+    _loud_warnings()
+    backend = get_backend(args.backend)
+    g2_backend = get_backend("cpu") if args.g2_on_cpu else backend
+    tl = Timeline("groth16-prove")
+    with tl.span("load_key"):
+        pk = prover.load_proving_key(read_zkey(args.zkey), backend, g2_backend=g2_backend)
+    (proof,), (public,) = prover.prove(pk, [args.witness], timeline=tl, check=not args.no_check)
+    with tl.span("write"):
+        snarkjs_json.write_proof(args.proof, proof)
+        snarkjs_json.write_public(args.public, public)
+    if args.timing:
+        err_console().print(phase_table(tl, f"groth16 prove ({backend.name})"))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from cuzk.groth16.verifier import verify
+    from cuzk.interop import snarkjs_json
+    from cuzk.interop.zkey import warn_if_unbound
+
+    _loud_warnings()
+    vk = snarkjs_json.read_vk(args.vk)
+    public = snarkjs_json.read_public(args.public)
+    proof = snarkjs_json.read_proof(args.proof)
+    warn_if_unbound(vk.ic, str(args.vk))
+    ok = snarkjs_json.proof_points_valid(proof) and verify(vk, public, proof)
+    if ok:
+        print("OK!")
+        return 0
+    err_console().print("[bold red]Invalid proof[/bold red]")
+    return 1
+
+
+def cmd_export_vk(args: argparse.Namespace) -> int:
+    from cuzk.interop import snarkjs_json
+    from cuzk.interop.zkey import read_zkey, warn_if_unbound
+
+    _loud_warnings()
+    zk = read_zkey(args.zkey)
+    warn_if_unbound(zk.ic, str(args.zkey))
+    snarkjs_json.write_vk(args.vk, zk.verifying_key())
+    return 0
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from cuzk.backends import get_backend
+    from cuzk.instrument import Timeline
+    from cuzk.interop.r1cs import read_r1cs
+    from cuzk.interop.setup import setup_zkey
+    from cuzk.interop.zkey import write_zkey
+
+    backend = get_backend(args.backend)
+    say = progress_printer()
+    err_console().print(
+        "[bold yellow]development setup, NOT a ceremony:[/bold yellow] the toxic waste is random and "
+        "discarded, but whoever runs this could keep it and forge proofs"
+    )
+    tl = Timeline("groth16-setup")
+    with tl.span("read_r1cs"):
+        say(f"reading {args.r1cs}")
+        r1cs = read_r1cs(args.r1cs)
+        say(
+            f"{r1cs.n_constraints} constraints, {r1cs.n_wires} wires, {r1cs.n_public} public signals "
+            f"({r1cs.n_pub_out} outputs, {r1cs.n_pub_in} inputs)"
+        )
+    zk = setup_zkey(r1cs, backend, timeline=tl, progress=say)
+    with tl.span("write"):
+        say(f"writing {args.zkey}")
+        write_zkey(args.zkey, zk)
+    say("done")
+    if args.timing:
+        err_console().print(phase_table(tl, f"groth16 setup ({backend.name})"))
+    return 0
