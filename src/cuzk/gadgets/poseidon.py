@@ -1,0 +1,159 @@
+"""Poseidon over Fr with the x^5 S-box (arities 2, 8, 11): gadget and numba twin.
+
+Rounds follow the paper: R_F / 2 full rounds (add constants, S-box on every
+element, MDS), R_P partial rounds (add constants, S-box on element 0, MDS),
+R_F / 2 full rounds. In the circuit an S-box on a linear combination x costs
+three constraints, ``x * x = x2``, ``x2 * x2 = x4``, ``x * x4 = x5``; the
+additions and the MDS mixing stay linear combinations, and one last
+constraint allocates the output element, so a gadget output is a variable.
+
+The twin `permute_trace` computes, for many inputs at once, every value the
+gadget allocates (x2, x4, x5 per S-box, then the output), in that order: the
+witness program runs it over all lanes of a call group in one kernel call.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from cuzk.algebra._jit_fields import FR_TAG, f_add, f_load, f_mul, f_store, f_zero
+from cuzk.algebra.constants import R
+from cuzk.algebra.fields import FR
+from cuzk.errors import CircuitError
+from cuzk.gadgets.num import Num
+from cuzk.gadgets.poseidon_params import PoseidonParams, params
+from cuzk.r1cs.gadget import gadget
+from cuzk.r1cs.lc import ONE
+
+
+@njit(parallel=True, cache=True)
+def _k_permute(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace):
+    """inputs (n, t*4) -> out (n, 4) = element 1 of the permutation; trace (n, k*4) if want_trace."""
+    half = rf // 2
+    for i in prange(inputs.shape[0]):
+        st = np.empty((t, 4), dtype=np.uint64)
+        nx = np.empty((t, 4), dtype=np.uint64)
+        for j in range(t):
+            f_store(F, st, j, 0, f_load(F, inputs, i, 4 * j))
+        k = 0
+        c = 0
+        for r in range(rf + rp):
+            full = r < half or r >= half + rp
+            for j in range(t):
+                x = f_add(F, f_load(F, st, j, 0), f_load(F, rc, c, 0))
+                c += 1
+                if full or j == 0:
+                    x2 = f_mul(F, x, x)
+                    x4 = f_mul(F, x2, x2)
+                    x = f_mul(F, x4, x)
+                    if want_trace:
+                        f_store(F, trace, i, 4 * k, x2)
+                        f_store(F, trace, i, 4 * k + 4, x4)
+                        f_store(F, trace, i, 4 * k + 8, x)
+                        k += 3
+                f_store(F, st, j, 0, x)
+            for a in range(t):
+                acc = f_zero(F)
+                for b in range(t):
+                    acc = f_add(F, acc, f_mul(F, f_load(F, mds, a * t + b, 0), f_load(F, st, b, 0)))
+                f_store(F, nx, a, 0, acc)
+            for j in range(t):
+                f_store(F, st, j, 0, f_load(F, nx, j, 0))
+        y = f_load(F, st, 1, 0)
+        f_store(F, out, i, 0, y)
+        if want_trace:
+            f_store(F, trace, i, 4 * k, y)
+
+
+@cache
+def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray]:
+    p = params(arity)
+    rc = FR.from_ints(list(p.round_constants))
+    mds = FR.from_ints([x for row in p.mds for x in row])
+    return p, rc, mds
+
+
+def trace_length(arity: int) -> int:
+    """Values the gadget allocates: three per S-box and the output."""
+    return 3 * params(arity).sboxes + 1
+
+
+def permute_trace(arity: int, inputs: np.ndarray, *, trace: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """inputs (n, arity, 4) Montgomery -> (hashes (n, 4), trace (n, trace_length, 4) or None)."""
+    p, rc, mds = _tables(arity)
+    x = np.asarray(inputs, dtype=np.uint64)
+    if x.ndim != 3 or x.shape[1:] != (arity, 4):
+        raise CircuitError(f"Poseidon-{arity} takes inputs of shape (n, {arity}, 4); got {x.shape}")
+    n = x.shape[0]
+    state = np.empty((n, p.t, 4), dtype=np.uint64)
+    state[:, 0] = FR.from_ints([p.domain_tag])[0]
+    state[:, 1:] = x
+    out = np.empty((n, 4), dtype=np.uint64)
+    tr = np.empty((n, trace_length(arity) * 4) if trace else (1, 4), dtype=np.uint64)
+    _k_permute(FR_TAG, state.reshape(n, -1), rc, mds, p.t, p.full_rounds, p.partial_rounds, tr, out, trace)
+    return out, (tr.reshape(n, -1, 4) if trace else None)
+
+
+def poseidon_native(arity: int, inputs: np.ndarray) -> np.ndarray:
+    """Hashes of many inputs at once: (n, arity, 4) -> (n, 4), Montgomery form."""
+    return permute_trace(arity, inputs, trace=False)[0]
+
+
+def _hash_lcs(cs: Any, arity: int, lcs: list[dict[int, int]], values: np.ndarray | None) -> Num:
+    """The circuit: S-boxes allocate, the rest stays linear; values (lanes, arity, 4) when cs has them."""
+    p = params(arity)
+    t = p.t
+    trace = None
+    if cs.values:
+        out, trace = permute_trace(arity, values)
+        if not cs.constraints:
+            cs.alloc_many(trace.shape[1], trace)
+            return Num(None, trace[:, -1])
+    state: list[dict[int, int]] = [{ONE: p.domain_tag}] + [dict(x) for x in lcs]
+    k = 0
+    half = p.full_rounds // 2
+    rc = p.round_constants
+    c = 0
+    for r in range(p.full_rounds + p.partial_rounds):
+        full = r < half or r >= half + p.partial_rounds
+        for j in range(t):
+            x = state[j]
+            x[ONE] = (x.get(ONE, 0) + rc[c]) % R
+            c += 1
+            if full or j == 0:
+                with cs.namespace(f"round {r} sbox {j}"):
+                    x2 = cs.alloc(None if trace is None else trace[:, k])
+                    cs.enforce(x, x, {x2: 1}, "x2")
+                    x4 = cs.alloc(None if trace is None else trace[:, k + 1])
+                    cs.enforce({x2: 1}, {x2: 1}, {x4: 1}, "x4")
+                    x5 = cs.alloc(None if trace is None else trace[:, k + 2])
+                    cs.enforce(x, {x4: 1}, {x5: 1}, "x5")
+                k += 3
+                state[j] = {x5: 1}
+        new = []
+        for a in range(t):
+            acc: dict[int, int] = {}
+            row = p.mds[a]
+            for b in range(t):
+                m = row[b]
+                for v, w in state[b].items():
+                    acc[v] = (acc.get(v, 0) + m * w) % R
+            new.append(acc)
+        state = new
+    y = cs.alloc(None if trace is None else trace[:, k])
+    cs.enforce(state[1], {ONE: 1}, {y: 1}, "output")
+    return Num(y, None if trace is None else trace[:, k])
+
+
+@gadget
+def poseidon_hash(cs: Any, inputs: list[Num], *, arity: int) -> Num:
+    """Poseidon of `arity` field elements (Merkle domain tag 2^arity - 1), as an allocated Num."""
+    if len(inputs) != arity:
+        raise CircuitError(f"Poseidon-{arity} takes {arity} inputs, got {len(inputs)}")
+    values = np.stack([x.value for x in inputs], axis=1) if cs.values else None
+    lcs = [x.lc() for x in inputs] if cs.constraints else []
+    return _hash_lcs(cs, arity, lcs, values)

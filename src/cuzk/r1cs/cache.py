@@ -1,0 +1,183 @@
+"""On-disk cache of recordings (topology + witness program), so a shape is recorded once.
+
+One ``.npz`` file per circuit spec (its name and parameters hashed with the
+format version), holding the arrays and a JSON header. The header carries the
+format version, the topology hash and a content hash over every array; a file
+that does not parse, has another version, or whose hashes do not match is
+reported (a log warning), removed and rebuilt, never used. Files are written
+to a temporary name and renamed, so a crash leaves no half file behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuzk.backends.base import CsrMatrix
+from cuzk.r1cs.program import CallGroup, Source, WitnessProgram
+from cuzk.r1cs.topology import ConstraintNames, Topology
+
+log = logging.getLogger(__name__)
+
+#: Bump when the file layout or the meaning of any stored array changes.
+FORMAT_VERSION = 1
+
+
+class CacheMiss(Exception):
+    """A cache file is absent or unusable; `reason` says why (internal: callers rebuild)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def cache_dir() -> Path:
+    """$CUZK_CACHE_DIR/r1cs if set, else the user cache dir (platformdirs)/r1cs."""
+    env = os.environ.get("CUZK_CACHE_DIR")
+    if env:
+        return Path(env) / "r1cs"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("cuzk")) / "r1cs"
+
+
+def spec_key(spec: dict[str, Any]) -> str:
+    """A short stable hash of a circuit spec (name, parameters, gadget code version)."""
+    blob = json.dumps({"spec": spec, "format": FORMAT_VERSION}, sort_keys=True).encode()
+    return hashlib.blake2b(blob, digest_size=12).hexdigest()
+
+
+def _content_hash(arrays: dict[str, np.ndarray], header: dict[str, Any]) -> str:
+    h = hashlib.blake2b(digest_size=32)
+    h.update(json.dumps(header, sort_keys=True).encode())
+    for k in sorted(arrays):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(k.encode())
+        h.update(str(a.dtype).encode() + str(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def save(path: Path, topo: Topology, program: WitnessProgram, spec: dict[str, Any]) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    for n, m in (("A", topo.A), ("B", topo.B), ("C", topo.C)):
+        arrays[f"{n}_indptr"] = m.indptr
+        arrays[f"{n}_indices"] = m.indices
+        arrays[f"{n}_data"] = m.data
+    nm = topo.names
+    arrays["row_ns"], arrays["row_tmpl"], arrays["row_local"] = nm.row_ns, nm.row_tmpl, nm.row_local
+    for i, s in enumerate(program.sources):
+        arrays[f"src{i}"] = s.cols
+    for i, g in enumerate(program.groups):
+        arrays[f"g{i}_ports"], arrays[f"g{i}_bases"] = g.ports, g.bases
+    header = {
+        "format_version": FORMAT_VERSION,
+        "spec": spec,
+        "num_inputs": topo.num_inputs,
+        "num_aux": topo.num_aux,
+        "topology_hash": topo.hash,
+        "ns_paths": nm.ns_paths,
+        "direct_names": nm.direct_names,
+        "template_names": nm.template_names,
+        "templates": program.templates,
+        "sources": [{"name": s.name, "kind": s.kind} for s in program.sources],
+        "groups": [{"template": g.template, "level": g.level, "n_aux": g.n_aux} for g in program.groups],
+    }
+    header["content_hash"] = _content_hash(arrays, header)
+    arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
+    """Read a cache file; raise CacheMiss (with the reason) for anything but a perfect match."""
+    if not path.exists():
+        raise CacheMiss("no cache file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        header = json.loads(arrays.pop("header").tobytes().decode())
+    except Exception as exc:  # zip, npy, JSON or decode errors: all mean a damaged file
+        raise CacheMiss(f"unreadable ({type(exc).__name__}: {exc})") from exc
+    if header.get("format_version") != FORMAT_VERSION:
+        raise CacheMiss(f"format version {header.get('format_version')} != {FORMAT_VERSION}")
+    if header.get("spec") != spec:
+        raise CacheMiss("recorded for another circuit spec")
+    stored = header.pop("content_hash", None)
+    if stored != _content_hash(arrays, header):
+        raise CacheMiss("content hash mismatch (corrupted file)")
+    try:
+        ni, na = int(header["num_inputs"]), int(header["num_aux"])
+        mats = []
+        for n in "ABC":
+            indptr = arrays[f"{n}_indptr"]
+            mats.append(
+                CsrMatrix(
+                    indptr=indptr,
+                    indices=arrays[f"{n}_indices"],
+                    data=arrays[f"{n}_data"],
+                    shape=(indptr.shape[0] - 1, ni + na),
+                )
+            )
+        names = ConstraintNames(
+            ns_paths=header["ns_paths"],
+            direct_names=header["direct_names"],
+            template_names=header["template_names"],
+            row_ns=arrays["row_ns"],
+            row_tmpl=arrays["row_tmpl"],
+            row_local=arrays["row_local"],
+        )
+        topo = Topology(num_inputs=ni, num_aux=na, A=mats[0], B=mats[1], C=mats[2], names=names)
+        program = WitnessProgram(
+            num_inputs=ni,
+            num_aux=na,
+            templates=header["templates"],
+            sources=[Source(name=s["name"], kind=s["kind"], cols=arrays[f"src{i}"]) for i, s in enumerate(header["sources"])],
+            groups=[
+                CallGroup(
+                    template=g["template"],
+                    level=g["level"],
+                    n_aux=g["n_aux"],
+                    ports=arrays[f"g{i}_ports"],
+                    bases=arrays[f"g{i}_bases"],
+                )
+                for i, g in enumerate(header["groups"])
+            ],
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CacheMiss(f"inconsistent contents ({type(exc).__name__}: {exc})") from exc
+    if topo.hash != header["topology_hash"]:
+        raise CacheMiss("topology hash mismatch")
+    return topo, program
+
+
+def load_or_record(path: Path, spec: dict[str, Any], record: Any) -> tuple[Topology, WitnessProgram, str]:
+    """(topology, program, status) where status is 'hit', 'recorded' or 'rebuilt: <reason>'."""
+    try:
+        topo, program = load(path, spec)
+        return topo, program, "hit"
+    except CacheMiss as miss:
+        status = "recorded" if miss.reason == "no cache file" else f"rebuilt: {miss.reason}"
+        if status != "recorded":
+            log.warning("cuzk: discarding cached recording %s: %s", path, miss.reason)
+            path.unlink(missing_ok=True)
+    topo, program = record()
+    try:
+        save(path, topo, program, spec)
+    except OSError as exc:  # a read-only cache dir must not stop proving
+        log.warning("cuzk: could not write the recording cache %s: %s", path, exc)
+    return topo, program, status
