@@ -186,7 +186,11 @@ class Bits:
     def cuzk_flatten(self) -> tuple[str, Any, list[int]]:
         if self.vars is None:
             raise CircuitError("Bits without variables cannot be passed to a gadget here")
-        return "b", [self.n, self.vmask, self.nmask, self.cbits], [self.vars[i] for i in positions(self.vmask)]
+        return (
+            "b",
+            [self.n, self.vmask, self.nmask, self.cbits],
+            [self.vars[i] for i in positions(self.vmask)],
+        )
 
     def cuzk_map_vars(self, f: Any) -> Bits:
         vars = None if self.vars is None else tuple(None if v is None else f(v) for v in self.vars)
@@ -224,7 +228,9 @@ def _check(a: Bits, b: Bits) -> None:
         raise CircuitError(f"bit vectors of different lengths: {a.n} and {b.n}")
 
 
-def _result_vars(n: int, new_mask: int, new: list[int], sources: list[tuple[int, Bits]]) -> tuple[int | None, ...]:
+def _result_vars(
+    n: int, new_mask: int, new: list[int], sources: list[tuple[int, Bits]]
+) -> tuple[int | None, ...]:
     """Variables of a result: new ones at new_mask positions, else copied from the source whose mask holds i."""
     out: list[int | None] = [None] * n
     for p, v in zip(positions(new_mask).tolist(), new, strict=True):

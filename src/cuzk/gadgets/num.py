@@ -54,7 +54,9 @@ class Num:
         return Num(None if self.var is None else f(self.var), self.value)
 
 
-register_leaf("n", lambda meta, vs: Num(vs[0], None), lambda meta, vals: Num(None, np.ascontiguousarray(vals[:, 0])))
+register_leaf(
+    "n", lambda meta, vs: Num(vs[0], None), lambda meta, vals: Num(None, np.ascontiguousarray(vals[:, 0]))
+)
 
 
 def fr_bits_le(values: np.ndarray, n: int) -> np.ndarray:

@@ -82,7 +82,9 @@ def trace_length(arity: int) -> int:
     return 3 * params(arity).sboxes + 1
 
 
-def permute_trace(arity: int, inputs: np.ndarray, *, trace: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+def permute_trace(
+    arity: int, inputs: np.ndarray, *, trace: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """inputs (n, arity, 4) Montgomery -> (hashes (n, 4), trace (n, trace_length, 4) or None)."""
     p, rc, mds = _tables(arity)
     x = np.asarray(inputs, dtype=np.uint64)
@@ -109,7 +111,7 @@ def _hash_lcs(cs: Any, arity: int, lcs: list[dict[int, int]], values: np.ndarray
     t = p.t
     trace = None
     if cs.values:
-        out, trace = permute_trace(arity, values)
+        _, trace = permute_trace(arity, values)
         if not cs.constraints:
             cs.alloc_many(trace.shape[1], trace)
             return Num(None, trace[:, -1])

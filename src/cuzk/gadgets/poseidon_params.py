@@ -65,7 +65,9 @@ def _secure(n: float, t: int, rf: int, rp: int, alpha: int, m: int) -> bool:
     return rf >= max(rf_stat, rf_interp, math.ceil(rf_grob1), math.ceil(rf_grob2))
 
 
-def round_numbers(t: int, alpha: int = ALPHA, security: int = SECURITY, n: float | None = None) -> tuple[int, int]:
+def round_numbers(
+    t: int, alpha: int = ALPHA, security: int = SECURITY, n: float | None = None
+) -> tuple[int, int]:
     """(R_F, R_P) with the paper's security margin, minimizing S-boxes (ties: fewer full rounds)."""
     nbits = math.log2(R) if n is None else n
     best: tuple[int, int, int] | None = None
@@ -93,7 +95,14 @@ def _grain_bits(state, count):
     want = 160
     pending = -1
     while n_out < count:
-        b = s[(pos + 62) % 80] ^ s[(pos + 51) % 80] ^ s[(pos + 38) % 80] ^ s[(pos + 23) % 80] ^ s[(pos + 13) % 80] ^ s[pos]
+        b = (
+            s[(pos + 62) % 80]
+            ^ s[(pos + 51) % 80]
+            ^ s[(pos + 38) % 80]
+            ^ s[(pos + 23) % 80]
+            ^ s[(pos + 13) % 80]
+            ^ s[pos]
+        )
         s[pos] = b
         pos = (pos + 1) % 80
         produced += 1

@@ -72,7 +72,9 @@ def padding(nbits: int) -> bytes:
 def sha256_compress(cs: Any, state: Bits, block: Bits, *, rounds: int = 64) -> Bits:
     """One compression of a 512-bit block into a 256-bit state (both in message bit order)."""
     if state.n != 256 or block.n != 512:
-        raise CircuitError(f"sha256_compress takes 256 state bits and 512 block bits, got {state.n} and {block.n}")
+        raise CircuitError(
+            f"sha256_compress takes 256 state bits and 512 block bits, got {state.n} and {block.n}"
+        )
     if not 1 <= rounds <= 64:
         raise CircuitError(f"rounds must be in 1..64, got {rounds}")
     w = [from_be_bits(block[32 * i : 32 * i + 32]) for i in range(16)]

@@ -146,7 +146,10 @@ def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
             num_inputs=ni,
             num_aux=na,
             templates=header["templates"],
-            sources=[Source(name=s["name"], kind=s["kind"], cols=arrays[f"src{i}"]) for i, s in enumerate(header["sources"])],
+            sources=[
+                Source(name=s["name"], kind=s["kind"], cols=arrays[f"src{i}"])
+                for i, s in enumerate(header["sources"])
+            ],
             groups=[
                 CallGroup(
                     template=g["template"],

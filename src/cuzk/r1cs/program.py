@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.algebra.fields import FR, int_to_limbs
 from cuzk.algebra.constants import R
+from cuzk.algebra.fields import FR, int_to_limbs
 from cuzk.errors import CircuitError
 from cuzk.r1cs.gadget import GADGETS, parse_template_key, unflatten_values
 from cuzk.r1cs.topology import Witness
@@ -65,7 +65,9 @@ class WitnessCS:
         self.num_aux += 1
 
     def alloc_many(self, count: int, values: np.ndarray | None = None) -> None:
-        self.field_blocks.append((self.num_aux, np.asarray(values, dtype=np.uint64).reshape(self.lanes, count, 4)))
+        self.field_blocks.append(
+            (self.num_aux, np.asarray(values, dtype=np.uint64).reshape(self.lanes, count, 4))
+        )
         self.num_aux += count
 
     def alloc_bits(self, count: int, values: Any = None) -> None:
@@ -170,7 +172,9 @@ def _fill_source(w: np.ndarray, s: Source, instance: Mapping[str, np.ndarray]) -
     v = np.asarray(instance[s.name])
     if s.kind == "bits":
         if v.shape != s.cols.shape or v.dtype != np.uint8:
-            raise CircuitError(f"instance[{s.name!r}] must be uint8 bits of shape {s.cols.shape}; got {v.dtype} {v.shape}")
+            raise CircuitError(
+                f"instance[{s.name!r}] must be uint8 bits of shape {s.cols.shape}; got {v.dtype} {v.shape}"
+            )
         if v.size and v.max() > 1:
             raise CircuitError(f"instance[{s.name!r}] holds a value other than 0 and 1")
         w[s.cols.reshape(-1)] = BIT_TABLE[v.reshape(-1)]
@@ -211,14 +215,18 @@ def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) ->
         for index, var, count in refs:
             want = int(np.prod(shape[len(index) :])) if kind == "bits" else 1
             if count != want:
-                raise CircuitError(f"instance[{name!r}][{index}] is read as {count} values, its shape gives {want}")
+                raise CircuitError(
+                    f"instance[{name!r}][{index}] is read as {count} values, its shape gives {want}"
+                )
             if kind == "bits":
                 cols[index] = col(np.arange(var, var + count, dtype=np.int64)).reshape(shape[len(index) :])
             else:
                 cols[index] = col(np.array(var, dtype=np.int64))
         if (cols < 0).any():
             missing = np.argwhere(cols < 0)[0]
-            raise CircuitError(f"instance[{name!r}] at {tuple(missing.tolist())} is never read by the circuit")
+            raise CircuitError(
+                f"instance[{name!r}] at {tuple(missing.tolist())} is never read by the circuit"
+            )
         sources.append(Source(name=name, kind=kind, cols=cols))
     for name in schema:
         if name not in cs._sources:
@@ -247,8 +255,14 @@ def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) ->
     for (lvl, t), idx in sorted(grouped.items()):
         n_aux = {calls[i][3] for i in idx}
         if len(n_aux) != 1:
-            raise CircuitError(f"calls of one gadget template allocate different numbers of aux values: {n_aux}")
-        ports = np.stack([col(calls[i][1]) for i in idx]) if calls[idx[0]][1].size else np.zeros((len(idx), 0), np.int64)
+            raise CircuitError(
+                f"calls of one gadget template allocate different numbers of aux values: {n_aux}"
+            )
+        ports = (
+            np.stack([col(calls[i][1]) for i in idx])
+            if calls[idx[0]][1].size
+            else np.zeros((len(idx), 0), np.int64)
+        )
         groups.append(CallGroup(template=t, level=lvl, n_aux=n_aux.pop(), ports=ports, bases=bases[idx]))
     covered = np.zeros(cs.num_aux, dtype=bool)
     for s in sources:
@@ -257,7 +271,9 @@ def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) ->
     for b, e in zip(bases.tolist(), ends.tolist(), strict=True):
         covered[b:e] = True
     if not covered.all():
-        raise CircuitError(f"aux variable {int(np.argmin(covered))} is filled by no source and no gadget call")
+        raise CircuitError(
+            f"aux variable {int(np.argmin(covered))} is filled by no source and no gadget call"
+        )
     return WitnessProgram(
         num_inputs=ni, num_aux=cs.num_aux, templates=list(tindex), sources=sources, groups=groups
     )

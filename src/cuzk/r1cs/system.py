@@ -128,7 +128,9 @@ class ConstraintSystem:
         self._pend = [(array("q"), array("i"), array("i")) for _ in range(3)]
         self._pend_ns = array("i")
         self._pend_local = array("i")
-        self._chunks: list[tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray, np.ndarray]] = []
+        self._chunks: list[
+            tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray, np.ndarray]
+        ] = []
         self._tmpl_ids: dict[str, int] = {}
         self._tmpl_list: list[Template] = []
         self._input_vals: list[np.ndarray] = [FR.one()[None]]
@@ -212,7 +214,9 @@ class ConstraintSystem:
         if self.values:
             vals = np.asarray(values, dtype=np.uint64)
             if vals.shape != (1, count, 4):
-                raise CircuitError(f"alloc_many({count}) needs values of shape (1, {count}, 4); got {vals.shape}")
+                raise CircuitError(
+                    f"alloc_many({count}) needs values of shape (1, {count}, 4); got {vals.shape}"
+                )
             self._aux_blocks.append((start, False, vals))
         else:
             self._check_source(values, "aux variables")
@@ -225,7 +229,9 @@ class ConstraintSystem:
         if self.values:
             vals = np.asarray(values, dtype=np.uint8)
             if vals.shape != (1, count):
-                raise CircuitError(f"alloc_bits({count}) needs values of shape (1, {count}); got {vals.shape}")
+                raise CircuitError(
+                    f"alloc_bits({count}) needs values of shape (1, {count}); got {vals.shape}"
+                )
             self._aux_blocks.append((start, True, vals))
         else:
             self._check_source(values, "bit variables")
@@ -234,7 +240,13 @@ class ConstraintSystem:
         return list(range(start, start + count))
 
     # --- constraints ---------------------------------------------------------------------
-    def enforce(self, a: Mapping[int, int] | int, b: Mapping[int, int] | int, c: Mapping[int, int] | int, name: str = "") -> None:
+    def enforce(
+        self,
+        a: Mapping[int, int] | int,
+        b: Mapping[int, int] | int,
+        c: Mapping[int, int] | int,
+        name: str = "",
+    ) -> None:
         """Require <a, w> * <b, w> = <c, w>; name (with the namespace path) identifies it in errors."""
         intern = _COEF_ID.get
         for lc, (cols, ids, lens) in zip((a, b, c), self._pend, strict=True):
@@ -280,7 +292,9 @@ class ConstraintSystem:
         self._pend_local = array("i")
 
     # --- gadget calls --------------------------------------------------------------------
-    def call_gadget(self, key: str, fn: Callable[..., Any], args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    def call_gadget(
+        self, key: str, fn: Callable[..., Any], args: tuple[Any, ...], params: dict[str, Any]
+    ) -> Any:
         if self.values:
             return fn(self, *args, **params)
         sig, ports = flatten(args)
@@ -338,7 +352,9 @@ class ConstraintSystem:
         mats = []
         for k in range(3):
             parts = [ch[0][k] for ch in self._chunks]
-            mats.append(tuple(np.concatenate([p[j] for p in parts]) if parts else _empty(j) for j in range(3)))
+            mats.append(
+                tuple(np.concatenate([p[j] for p in parts]) if parts else _empty(j) for j in range(3))
+            )
         row_ns = np.concatenate([ch[1] for ch in self._chunks]) if self._chunks else np.zeros(0, np.int32)
         row_tmpl = np.concatenate([ch[2] for ch in self._chunks]) if self._chunks else np.zeros(0, np.int32)
         row_local = np.concatenate([ch[3] for ch in self._chunks]) if self._chunks else np.zeros(0, np.int32)
@@ -411,7 +427,9 @@ class Recording:
     witness: Witness | None = None  # when values were given
 
 
-def _build_template(tkey: str, fn: Callable[..., Any], sig: Any, params: dict[str, Any], n_ports: int) -> Template:
+def _build_template(
+    tkey: str, fn: Callable[..., Any], sig: Any, params: dict[str, Any], n_ports: int
+) -> Template:
     """Run a gadget body once on placeholder ports and keep its rows."""
     scratch = ConstraintSystem(values=False, _scratch=True)
     args = unflatten_vars(sig, [PORT + k for k in range(n_ports)])

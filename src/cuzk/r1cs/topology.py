@@ -52,7 +52,11 @@ class ConstraintNames:
     def name(self, i: int) -> str:
         ns = self.ns_paths[int(self.row_ns[i])]
         t = int(self.row_tmpl[i])
-        local = self.direct_names[int(self.row_local[i])] if t < 0 else self.template_names[t][int(self.row_local[i])]
+        local = (
+            self.direct_names[int(self.row_local[i])]
+            if t < 0
+            else self.template_names[t][int(self.row_local[i])]
+        )
         return "/".join(p for p in (ns, local) if p)
 
 
