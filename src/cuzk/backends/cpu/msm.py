@@ -34,6 +34,9 @@ from cuzk.algebra.curves import Curve
 from cuzk.algebra.fields import FR
 
 SCALAR_BITS = 255
+#: Largest window accepted as an override: at 20 bits every window allocates 2^19 XYZZ buckets
+#: (~100 MB for G1, ~200 MB for G2, one set per window in flight); larger ones exhaust memory.
+MAX_WINDOW = 20
 
 
 def default_window(n: int) -> int:
@@ -156,6 +159,8 @@ def msm(curve: Curve, bases_rows: np.ndarray, scalars: np.ndarray, window: int |
     n = scalars.shape[0]
     if bases_rows.shape[0] < n:
         raise ValueError(f"{n} scalars but only {bases_rows.shape[0]} bases")
+    if window is not None and not 1 <= window <= MAX_WINDOW:
+        raise ValueError(f"MSM window must be between 1 and {MAX_WINDOW} bits, got {window}")
     canon = FR.to_canonical(scalars)
     nonzero = canon.any(axis=1)
     ones = nonzero & (canon[:, 0] == 1) & ~canon[:, 1:].any(axis=1)
