@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import py_arkworks_bls12381 as ark
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyecc_oracle import P, R, curve_rhs, random_curve_points, sqrt_fq, sqrt_fq2
 
 from cuzk.algebra import FQ, FQ2, FR, G1, G2, Curve
@@ -359,3 +361,18 @@ def test_fq_and_fq2_bytes(rng: np.random.Generator) -> None:
         E.decode_fq2(bytes(96) + P.to_bytes(48, "big") + bytes(48))
     with pytest.raises(WrongLengthError):
         E.decode_fq2(bytes(95))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.binary(min_size=32, max_size=32), min_size=1, max_size=8))
+def test_fr_bytes_property(chunks: list[bytes]) -> None:
+    """Any 32 bytes: rejected exactly when the value is >= r, and reduce takes it mod r."""
+    raw = b"".join(chunks)
+    values = [int.from_bytes(c, "big") for c in chunks]
+    assert FR.to_ints(E.decode_fr(raw, reduce=True)) == [v % R for v in values]
+    bad = [i for i, v in enumerate(values) if v >= R]
+    if bad:
+        with pytest.raises(NonCanonicalError, match=f"element {bad[0]} "):
+            E.decode_fr(raw)
+    else:
+        assert E.encode_fr(E.decode_fr(raw)).tobytes() == raw
