@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from cuzk.cli.output import err_console, phase_table, progress_printer
@@ -65,8 +67,10 @@ def _backend_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _loud_warnings() -> None:
-    """Show cuzk's warnings (unbound public inputs) as a bold line, not a Python traceback note."""
+@contextmanager
+def _loud_warnings() -> Iterator[None]:
+    """Show cuzk's warnings (unbound public inputs) as one bold line each, whatever the filters say."""
+    from cuzk.interop.zkey import UnboundInputsWarning
 
     def show(
         message: Warning | str,
@@ -78,7 +82,10 @@ def _loud_warnings() -> None:
     ) -> None:
         err_console().print(f"[bold red]WARNING:[/bold red] {message}")
 
-    warnings.showwarning = show
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UnboundInputsWarning)
+        warnings.showwarning = show
+        yield
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
@@ -87,11 +94,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from cuzk.interop import prover, snarkjs_json
     from cuzk.interop.zkey import read_zkey
 
-    _loud_warnings()
     backend = get_backend(args.backend)
     g2_backend = get_backend("cpu") if args.g2_on_cpu else backend
     tl = Timeline("groth16-prove")
-    with tl.span("load_key"):
+    with tl.span("load_key"), _loud_warnings():
         pk = prover.load_proving_key(read_zkey(args.zkey), backend, g2_backend=g2_backend)
     (proof,), (public,) = prover.prove(pk, [args.witness], timeline=tl, check=not args.no_check)
     with tl.span("write"):
@@ -107,11 +113,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from cuzk.interop import snarkjs_json
     from cuzk.interop.zkey import warn_if_unbound
 
-    _loud_warnings()
     vk = snarkjs_json.read_vk(args.vk)
     public = snarkjs_json.read_public(args.public)
     proof = snarkjs_json.read_proof(args.proof)
-    warn_if_unbound(vk.ic, str(args.vk))
+    with _loud_warnings():
+        warn_if_unbound(vk.ic, str(args.vk))
     ok = snarkjs_json.proof_points_valid(proof) and verify(vk, public, proof)
     if ok:
         print("OK!")
@@ -124,9 +130,9 @@ def cmd_export_vk(args: argparse.Namespace) -> int:
     from cuzk.interop import snarkjs_json
     from cuzk.interop.zkey import read_zkey, warn_if_unbound
 
-    _loud_warnings()
     zk = read_zkey(args.zkey)
-    warn_if_unbound(zk.ic, str(args.zkey))
+    with _loud_warnings():
+        warn_if_unbound(zk.ic, str(args.zkey))
     snarkjs_json.write_vk(args.vk, zk.verifying_key())
     return 0
 
