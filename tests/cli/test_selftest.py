@@ -45,3 +45,10 @@ def test_crashing_check_is_a_failure_not_a_crash() -> None:
 
     (outcome,) = selftest.run_checks(Broken(None, np.random.default_rng(0), 8))
     assert not outcome.passed and "ZeroDivisionError" in outcome.detail
+
+
+def test_cold_cache_heuristic(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tests above ran every kernel, so their cache index files exist now.
+    assert not selftest.numba_cache_looks_cold()
+    monkeypatch.setattr(selftest, "_KERNEL_MODULES", ("cuzk/algebra/fields.py",))  # no kernels there
+    assert selftest.numba_cache_looks_cold()
