@@ -1,0 +1,297 @@
+"""Where kernels run: CuPy on a CUDA device, or the sequential host emulator for tests.
+
+The backend's Python logic (plans, tables, launch sequences, memory handling) is written once
+against the small `Runtime` surface below. `CupyRuntime` compiles the .cu modules with NVRTC
+at first use (CuPy picks the device's own architecture: sm_90 machine code on Hopper, PTX where
+NVRTC does not know the chip) and caches them on disk; `EmulatorRuntime` (see _emulator.py)
+builds the same sources as host C++ so CI can test the whole backend without a GPU.
+
+CUDA and CuPy failures are translated here, in `guard`, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from cuzk.backends.cuda._source import module_source
+from cuzk.errors import DeviceError, DeviceMemoryError
+
+#: Null device pointer for optional kernel arguments.
+NULL = np.uint64(0)
+
+_GIB = 1 << 30
+
+
+def parse_budget(value: str | int | None) -> int | None:
+    """Bytes from an int or a string such as '80G', '512M', '1.5T' (None or '' means no budget)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int):
+        budget = value
+    else:
+        text = value.strip().upper().removesuffix("B")
+        scale = 1
+        for suffix, mult in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40)):
+            if text.endswith(suffix):
+                text, scale = text[:-1], mult
+                break
+        try:
+            budget = int(float(text) * scale)
+        except ValueError:
+            raise ValueError(f"cannot read a device memory budget from {value!r} (try '80G')") from None
+    if budget <= 0:
+        raise ValueError(f"the device memory budget must be positive, got {value!r}")
+    return budget
+
+
+def _fmt(nbytes: int) -> str:
+    return f"{nbytes / _GIB:.2f} GiB"
+
+
+class Runtime:
+    """The surface the backend uses; see CupyRuntime and EmulatorRuntime."""
+
+    xp: Any
+    budget: int | None
+    name: str
+    #: bytes of resident data (bases, matrices) the backend holds; the emulator's whole usage
+    resident_bytes: int = 0
+
+    def launch(
+        self,
+        module: str,
+        kernel: str,
+        threads: int,
+        args: Sequence[Any],
+        *,
+        block: int = 256,
+        grid: int | None = None,
+        shared: int = 0,
+    ) -> None:
+        raise NotImplementedError
+
+    def reserve(self, nbytes: int, what: str) -> None:
+        """Raise DeviceMemoryError now if allocating nbytes more would pass the budget."""
+        if self.budget is None:
+            return
+        used = self.used_bytes()
+        if used + nbytes > self.budget:
+            raise DeviceMemoryError(
+                f"{what} needs {_fmt(nbytes)} of device memory but {_fmt(used)} of the "
+                f"{_fmt(self.budget)} budget is in use (raise CUZK_DEVICE_MEMORY_BUDGET or free bases)"
+            )
+
+    def used_bytes(self) -> int:
+        return 0
+
+    @contextlib.contextmanager
+    def guard(self, what: str) -> Iterator[None]:
+        yield
+
+    def upload(self, host: np.ndarray, out: Any | None = None) -> Any:
+        raise NotImplementedError
+
+    def upload_chunks(
+        self, host: np.ndarray, bounds: Sequence[tuple[int, int]], out: Any | None = None
+    ) -> Iterator[tuple[Any, int, int]]:
+        """Yield (device array, lo, hi) after rows lo:hi are on the device, in order.
+
+        The device copy of chunk k+1 proceeds (on the upload stream) while the caller enqueues
+        compute for chunk k on the compute stream, which waits only for chunk k.
+        """
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass
+
+    def describe(self) -> dict[str, Any]:
+        return {"runtime": self.name}
+
+
+class CupyRuntime(Runtime):
+    """Kernels on a CUDA device through CuPy: one compute stream, one upload stream."""
+
+    name = "cupy"
+
+    def __init__(
+        self,
+        device: int = 0,
+        memory_budget: int | None = None,
+        pinned_staging: bool = False,
+        staging_chunk_bytes: int = 64 << 20,
+    ) -> None:
+        import cupy
+
+        self.cp = cupy
+        self.xp = cupy
+        self.pinned_staging = pinned_staging
+        self._chunk_bytes = staging_chunk_bytes
+        self._pinned: list[Any] = []
+        self.pin_seconds = 0.0
+        self.compile_seconds: dict[str, float] = {}
+        with self.guard("device initialisation"):
+            self.device = cupy.cuda.Device(device)
+            self.device.use()
+            self.props = cupy.cuda.runtime.getDeviceProperties(device)
+            self.pool = cupy.cuda.MemoryPool()
+            total = self.device.mem_info[1]
+            self.budget = memory_budget
+            if memory_budget is not None and memory_budget > total:
+                raise DeviceMemoryError(
+                    f"the device memory budget {_fmt(memory_budget)} exceeds the device's {_fmt(total)}"
+                )
+            if memory_budget is not None:
+                self.pool.set_limit(size=memory_budget)
+            cupy.cuda.set_allocator(self.pool.malloc)
+            self.compute = cupy.cuda.Stream(non_blocking=True)
+            self.upload_stream = cupy.cuda.Stream(non_blocking=True)
+        self._modules: dict[str, Any] = {}
+        self._functions: dict[tuple[str, str], Any] = {}
+
+    # --- errors -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def guard(self, what: str) -> Iterator[None]:
+        """Run a device region on the compute stream; translate CuPy/CUDA errors."""
+        cp = self.cp
+        try:
+            with self.compute if hasattr(self, "compute") else contextlib.nullcontext():
+                yield
+        except (DeviceError, ValueError, TypeError, KeyError, IndexError):
+            raise
+        except cp.cuda.memory.OutOfMemoryError as exc:
+            limit = f" (budget {_fmt(self.budget)})" if self.budget else ""
+            raise DeviceMemoryError(f"{what}: device memory exhausted{limit}: {exc}") from exc
+        except Exception as exc:
+            if _is_cuda_error(exc):
+                raise DeviceError(f"{what}: {type(exc).__name__}: {exc}") from exc
+            raise
+
+    # --- kernels ------------------------------------------------------------------------
+    def _function(self, module: str, kernel: str) -> Any:
+        key = (module, kernel)
+        fn = self._functions.get(key)
+        if fn is None:
+            mod = self._modules.get(module)
+            if mod is None:
+                mod = self.cp.RawModule(code=module_source(module), options=("--std=c++17",))
+                self._modules[module] = mod
+            t0 = time.perf_counter()
+            fn = mod.get_function(kernel)  # compiles (or loads from CuPy's cache) on first use
+            dt = time.perf_counter() - t0
+            if dt > 0.05:
+                self.compile_seconds[module] = self.compile_seconds.get(module, 0.0) + dt
+            self._functions[key] = fn
+        return fn
+
+    def launch(self, module, kernel, threads, args, *, block=256, grid=None, shared=0) -> None:
+        fn = self._function(module, kernel)
+        if shared > 48 * 1024 and fn.max_dynamic_shared_size_bytes < shared:
+            fn.max_dynamic_shared_size_bytes = shared
+        if grid is None:
+            grid = max(1, math.ceil(threads / block))
+        fn((grid,), (block,), tuple(args), shared_mem=shared, stream=self.compute)
+
+    def compile_all(self, modules: Sequence[str]) -> dict[str, float]:
+        """Compile (or load) whole modules now; seconds per module."""
+        out = {}
+        for name in modules:
+            t0 = time.perf_counter()
+            with self.guard(f"compiling {name}"):
+                mod = self.cp.RawModule(code=module_source(name), options=("--std=c++17",))
+                mod.compile()
+            self._modules[name] = mod
+            out[name] = time.perf_counter() - t0
+        return out
+
+    # --- memory -------------------------------------------------------------------------
+    def used_bytes(self) -> int:
+        return int(self.pool.used_bytes())
+
+    def upload(self, host: np.ndarray, out: Any | None = None) -> Any:
+        host = np.ascontiguousarray(host)
+        if out is None:
+            out = self.cp.empty(host.shape, dtype=host.dtype)
+        if self.pinned_staging and host.nbytes > (1 << 20):
+            for _ in self.upload_chunks(host, [(0, host.shape[0])], out=out):
+                pass
+        else:
+            out.set(host, stream=self.compute)
+        return out
+
+    def _pinned_slots(self) -> list[Any]:
+        if not self._pinned:
+            t0 = time.perf_counter()
+            self._pinned = [self.cp.cuda.alloc_pinned_memory(self._chunk_bytes) for _ in range(2)]
+            self.pin_seconds += time.perf_counter() - t0
+        return self._pinned
+
+    def upload_chunks(self, host, bounds, out=None):
+        cp = self.cp
+        host = np.ascontiguousarray(host)
+        if out is None:
+            out = cp.empty(host.shape, dtype=host.dtype)
+        row_bytes = host.strides[0] if host.ndim else host.itemsize
+        events: list[Any] = [None, None]
+        slot = 0
+        for lo, hi in bounds:
+            if self.pinned_staging:
+                # stage through two page-locked buffers, sub-chunked to their size
+                rows_per = max(1, self._chunk_bytes // row_bytes)
+                slots = self._pinned_slots()
+                for a in range(lo, hi, rows_per):
+                    b = min(hi, a + rows_per)
+                    if events[slot] is not None:
+                        events[slot].synchronize()
+                    staged = np.frombuffer(
+                        slots[slot], dtype=host.dtype, count=(b - a) * (row_bytes // host.itemsize)
+                    )
+                    staged = staged.reshape((b - a, *host.shape[1:]))
+                    np.copyto(staged, host[a:b])
+                    out[a:b].set(staged, stream=self.upload_stream)
+                    events[slot] = self.upload_stream.record()
+                    slot ^= 1
+            else:
+                out[lo:hi].set(host[lo:hi], stream=self.upload_stream)
+            self.compute.wait_event(self.upload_stream.record())
+            yield out, lo, hi
+
+    def synchronize(self) -> None:
+        with self.guard("synchronize"):
+            self.compute.synchronize()
+            self.upload_stream.synchronize()
+
+    def describe(self) -> dict[str, Any]:
+        name = self.props["name"]
+        return {
+            "runtime": self.name,
+            "device": name.decode() if isinstance(name, bytes) else str(name),
+            "sms": int(self.props["multiProcessorCount"]),
+            "memory_gib": round(self.device.mem_info[1] / _GIB, 1),
+            "budget_gib": None if self.budget is None else round(self.budget / _GIB, 2),
+            "pinned_staging": self.pinned_staging,
+            "pin_seconds": round(self.pin_seconds, 4),
+            "compile_seconds": {k: round(v, 2) for k, v in self.compile_seconds.items()},
+        }
+
+
+def _is_cuda_error(exc: BaseException) -> bool:
+    """CuPy's CUDA runtime/driver/NVRTC/compile errors (matched by module, CuPy may be absent)."""
+    module = type(exc).__module__ or ""
+    return module.startswith(("cupy", "cupy_backends")) or type(exc).__name__ in {
+        "CUDARuntimeError",
+        "CUDADriverError",
+        "NVRTCError",
+        "CompileException",
+        "CUBLASError",
+    }
+
+
+def budget_from_env() -> int | None:
+    return parse_budget(os.environ.get("CUZK_DEVICE_MEMORY_BUDGET"))

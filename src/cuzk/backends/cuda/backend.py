@@ -1,0 +1,252 @@
+"""CudaBackend: the Backend interface on a CUDA device (CuPy), with the CPU backend's semantics.
+
+Arrays are CuPy arrays in the host layout (Montgomery uint64 limbs). Host numpy arrays given
+to any method are uploaded first; results stay on the device except where the interface
+returns host values (msm, sum_bases, fixed_base_mul). SRS bases are resident `CudaBases`
+handles. Configuration (constructor arguments, else environment):
+
+- memory_budget / CUZK_DEVICE_MEMORY_BUDGET ('80G', bytes): allocations beyond it raise
+  DeviceMemoryError before any work starts, naming what asked;
+- pinned_staging / CUZK_PINNED_STAGING=1: uploads go through two reused page-locked buffers
+  (their one-off pinning time is reported by describe() as pin_seconds);
+- msm_chunks / CUZK_MSM_CHUNKS: scalar chunks overlapped with compute (default by size).
+
+Importing this module does not import CuPy; constructing a CudaBackend does.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cuzk.algebra.curves import G1, G2, Curve
+from cuzk.algebra.fields import FR
+from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
+from cuzk.backends.cpu.ntt import fr_mont
+from cuzk.backends.cuda import msm as _msm
+from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, parse_budget
+from cuzk.backends.cuda.ntt import CudaNtt
+from cuzk.backends.cuda.spmv import SpmvCache
+from cuzk.backends.cuda.spmv import spmv as _spmv
+
+CURVES: dict[str, Curve] = {"g1": G1, "g2": G2}
+
+
+def _curve(group: str) -> Curve:
+    try:
+        return CURVES[group]
+    except KeyError:
+        raise ValueError(f"unknown group {group!r}; expected 'g1' or 'g2'") from None
+
+
+@dataclass
+class CudaBases(Bases):
+    """Affine bases resident on the device as (n, 2 width) uint64 rows."""
+
+    group: Group
+    n: int
+    rows: Any
+    nbytes: int
+    owner: int  # id of the backend that loaded them
+
+    @property
+    def curve(self) -> Curve:
+        return CURVES[self.group]
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+
+    def __init__(
+        self,
+        *,
+        device: int = 0,
+        memory_budget: int | str | None = None,
+        pinned_staging: bool | None = None,
+        msm_chunks: int | None = None,
+        runtime: Runtime | None = None,
+    ) -> None:
+        budget = parse_budget(memory_budget) if memory_budget is not None else budget_from_env()
+        pinned = _env_flag("CUZK_PINNED_STAGING") if pinned_staging is None else pinned_staging
+        if runtime is None:
+            runtime = CupyRuntime(device=device, memory_budget=budget, pinned_staging=pinned)
+        self.rt = runtime
+        self.xp = runtime.xp
+        chunks = msm_chunks if msm_chunks is not None else os.environ.get("CUZK_MSM_CHUNKS")
+        self.msm_chunks = int(chunks) if chunks else None
+        self._ntt = CudaNtt(runtime)
+        self._spmv = SpmvCache(runtime)
+        self._fixed: dict[tuple, _msm.FixedBaseTable] = {}
+        self._lock = threading.Lock()
+
+    # --- transfers ------------------------------------------------------------------------
+    def to_device(self, a: np.ndarray) -> Any:
+        if isinstance(a, self.xp.ndarray) and self.xp is not np:
+            return a if a.flags.c_contiguous else self.xp.ascontiguousarray(a)
+        with self.rt.guard("upload"):
+            return self.rt.upload(np.ascontiguousarray(a))
+
+    def to_host(self, a: Any) -> np.ndarray:
+        if isinstance(a, np.ndarray):
+            return a
+        with self.rt.guard("download"):
+            return a.get()
+
+    def _fr(self, a: Any, what: str = "Fr vector") -> Any:
+        """A contiguous (n, 4) uint64 device array, uploading host arrays."""
+        if a.ndim != 2 or a.shape[1] != 4 or a.dtype != np.uint64:
+            raise ValueError(f"{what} arrays have shape (n, 4) and dtype uint64; got {a.shape} {a.dtype}")
+        return self.to_device(a)
+
+    def _pair(self, a: Any, b: Any) -> tuple[Any, Any]:
+        a, b = self._fr(a), self._fr(b)
+        if a.shape != b.shape:
+            raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
+        return a, b
+
+    def _scalar(self, s: int) -> Any:
+        return self.rt.upload(fr_mont(s)[None])
+
+    # --- Fr vectors -------------------------------------------------------------------------
+    def _binary(self, kernel: str, a: Any, b: Any) -> Any:
+        with self.rt.guard(kernel):
+            a, b = self._pair(a, b)
+            out = self.xp.empty_like(a)
+            n = a.shape[0]
+            if n:
+                self.rt.launch("fr", kernel, n, (np.uint64(n), a, b, out))
+            return out
+
+    def fr_add(self, a: Any, b: Any) -> Any:
+        return self._binary("fr_add", a, b)
+
+    def fr_sub(self, a: Any, b: Any) -> Any:
+        return self._binary("fr_sub", a, b)
+
+    def fr_mul(self, a: Any, b: Any) -> Any:
+        return self._binary("fr_mul", a, b)
+
+    def fr_scale(self, a: Any, s: int) -> Any:
+        with self.rt.guard("fr_scale"):
+            a = self._fr(a)
+            out = self.xp.empty_like(a)
+            n = a.shape[0]
+            if n:
+                self.rt.launch("fr", "fr_scale", n, (np.uint64(n), a, self._scalar(s), out))
+            return out
+
+    def fr_mul_sub_scale(self, a: Any, b: Any, c: Any, s: int) -> Any:
+        with self.rt.guard("fr_mul_sub_scale"):
+            a, b = self._pair(a, b)
+            c = self._fr(c)
+            if c.shape != a.shape:
+                raise ValueError(f"length mismatch: {a.shape[0]} vs {c.shape[0]}")
+            out = self.xp.empty_like(a)
+            n = a.shape[0]
+            if n:
+                self.rt.launch("fr", "fr_mul_sub_scale", n, (np.uint64(n), a, b, c, self._scalar(s), out))
+            return out
+
+    # --- NTT ----------------------------------------------------------------------------------
+    def ntt(self, a: Any, omega: int, *, coset: int | None = None) -> Any:
+        with self.rt.guard("ntt"):
+            return self._ntt.transform(self._fr(a), omega, coset=coset, inverse=False)
+
+    def intt(self, a: Any, omega: int, *, coset: int | None = None) -> Any:
+        with self.rt.guard("intt"):
+            return self._ntt.transform(self._fr(a), omega, coset=coset, inverse=True)
+
+    # --- sparse -------------------------------------------------------------------------------
+    def spmv(self, m: CsrMatrix, w: Any) -> Any:
+        with self.rt.guard("spmv"):
+            dev = self._spmv.get(m)
+            return _spmv(self.rt, dev, self._fr(w, "witness"))
+
+    # --- MSM ----------------------------------------------------------------------------------
+    def load_bases(self, points: np.ndarray, group: Group) -> CudaBases:
+        curve = _curve(group)
+        if not isinstance(points, np.ndarray):
+            points = self.to_host(points)
+        rows = curve._aff(np.asarray(points, dtype=np.uint64))
+        with self.rt.guard(f"load_bases({group})"):
+            self.rt.reserve(rows.nbytes, f"{rows.shape[0]} {group} bases")
+            dev = self.rt.upload(rows)
+            self.rt.resident_bytes += rows.nbytes
+        bases = CudaBases(group=group, n=rows.shape[0], rows=dev, nbytes=rows.nbytes, owner=id(self))
+        return bases
+
+    def release_bases(self, bases: CudaBases) -> None:
+        """Drop a resident handle's device memory now (the SRS manager's evict)."""
+        if bases.rows is not None:
+            self.rt.resident_bytes -= bases.nbytes
+            bases.rows = None
+
+    def _rows(self, bases: Bases, start: int, count: int) -> Any:
+        if not isinstance(bases, CudaBases) or bases.owner != id(self):
+            raise TypeError("these bases were not loaded by this cuda backend")
+        if bases.rows is None:
+            raise ValueError("these bases were released")
+        if start < 0 or start + count > bases.n:
+            raise ValueError(f"bases[{start}:{start + count}] is out of range for {bases.n} bases")
+        return bases.rows[start : start + count]
+
+    def msm(self, bases: Bases, scalars: Any, *, start: int = 0, window: int | None = None) -> np.ndarray:
+        if scalars.ndim == 3:
+            return np.stack([self.msm(bases, s, start=start, window=window) for s in scalars])
+        if scalars.ndim != 2 or scalars.shape[1] != 4 or scalars.dtype != np.uint64:
+            raise ValueError(f"MSM scalars have shape (n, 4) uint64; got {scalars.shape} {scalars.dtype}")
+        n = scalars.shape[0]
+        rows = self._rows(bases, start, n)
+        curve = bases.curve
+        if n == 0:
+            return curve.to_jacobian(curve.identity(1))[0]
+        plan = _msm.make_plan(n, window, self.msm_chunks)
+        with self.rt.guard(f"msm({bases.group}, n={n})"):
+            if not isinstance(scalars, np.ndarray):
+                scalars = self.xp.ascontiguousarray(scalars)
+            else:
+                scalars = np.ascontiguousarray(scalars)
+            return _msm.pippenger(self.rt, curve, rows, scalars, plan)
+
+    def sum_bases(self, bases: Bases, mask: Any, *, start: int = 0) -> np.ndarray:
+        rows = self._rows(bases, start, mask.shape[0])
+        with self.rt.guard(f"sum_bases({bases.group})"):
+            m = self.to_device(np.asarray(mask, dtype=np.bool_)) if isinstance(mask, np.ndarray) else mask
+            idx = self.xp.flatnonzero(m.astype(bool)).astype(np.int64)
+            return _msm.masked_sum(self.rt, bases.curve, rows, idx)
+
+    def fixed_base_mul(self, base: np.ndarray, scalars: Any, group: Group) -> np.ndarray:
+        curve = _curve(group)
+        base = np.ascontiguousarray(self.to_host(base), dtype=np.uint64).reshape(1, *curve.affine_shape)
+        scalars = FR._rows(self.to_host(scalars)).reshape(-1, 4)
+        n = scalars.shape[0]
+        if n == 0 or not base.any():
+            return curve.identity(n)
+        c = _msm.fixed_base_window(n)
+        key = (group, base.tobytes(), c)
+        with self.rt.guard(f"fixed_base_mul({group}, n={n})"):
+            with self._lock:
+                table = self._fixed.get(key)
+            if table is None:
+                table = _msm.FixedBaseTable(self.rt, curve, base, c)
+                with self._lock:
+                    self._fixed.clear()  # one table at a time: they are up to 0.4 GB
+                    self._fixed[key] = table
+            return _msm.fixed_base_mul(self.rt, curve, table, scalars)
+
+    # --- misc ---------------------------------------------------------------------------------
+    def synchronize(self) -> None:
+        self.rt.synchronize()
+
+    def describe(self) -> dict[str, Any]:
+        info = {"backend": self.name, **self.rt.describe()}
+        info["resident_gib"] = round(self.rt.resident_bytes / (1 << 30), 3)
+        return info

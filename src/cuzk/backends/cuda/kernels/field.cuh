@@ -1,0 +1,279 @@
+// Montgomery arithmetic over Fr (8 x 32-bit limbs) and Fq (12 limbs), and Fq2 = Fq[i]/(i^2+1).
+//
+// The radix is 2^(32 N), i.e. 2^256 for Fr and 2^384 for Fq: the same Montgomery form as the
+// host's 64-bit limbs, so a device buffer is the host's bytes unchanged. Every value is fully
+// reduced in [0, p) after each operation (the host relies on that for equality and encodings).
+// Multiplication is CIOS with mad.lo/mad.hi carry chains: 4 N^2 multiply-adds per product.
+#pragma once
+#include "ptx.cuh"
+
+namespace cuzk {
+
+struct FrParams {
+    static constexpr int N = 8;
+    static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
+    static CUZK_HD uint32_t p(int i) {
+        constexpr uint32_t P[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
+                                   0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
+        return P[i];
+    }
+    static CUZK_HD uint32_t one(int i) {  // 2^256 mod r
+        constexpr uint32_t O[8] = {0xfffffffeu, 0x00000001u, 0x00034802u, 0x5884b7fau,
+                                   0xecbc4ff5u, 0x998c4fefu, 0xacc5056fu, 0x1824b159u};
+        return O[i];
+    }
+};
+
+struct FqParams {
+    static constexpr int N = 12;
+    static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    static CUZK_HD uint32_t p(int i) {
+        constexpr uint32_t P[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu,
+                                    0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u,
+                                    0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau};
+        return P[i];
+    }
+    static CUZK_HD uint32_t one(int i) {  // 2^384 mod p
+        constexpr uint32_t O[12] = {0x0002fffdu, 0x76090000u, 0xc40c0002u, 0xebf4000bu,
+                                    0x53c758bau, 0x5f489857u, 0x70525745u, 0x77ce5853u,
+                                    0xa256ec6du, 0x5c071a97u, 0xfa80e493u, 0x15f65ec3u};
+        return O[i];
+    }
+};
+
+template <class P>
+struct Fp {
+    static constexpr int N = P::N;
+    static constexpr int WORDS = N;  // 32-bit words in memory
+    uint32_t v[N];
+
+    static CUZK_HD Fp zero() {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    static CUZK_HD Fp one() {
+        Fp r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = P::one(i);
+        return r;
+    }
+    CUZK_HD bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    CUZK_HD bool operator==(const Fp& o) const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        return acc == 0;
+    }
+    CUZK_HD bool operator!=(const Fp& o) const { return !(*this == o); }
+};
+
+// r = t - p if t >= p else t, for t < 2p given in N limbs (2p < 2^(32N) for both moduli).
+template <class P>
+CUZK_HD void reduce_once(uint32_t* t) {
+    constexpr int N = P::N;
+    uint32_t d[N];
+    d[0] = sub_cc(t[0], P::p(0));
+#pragma unroll
+    for (int i = 1; i < N; i++) d[i] = subc_cc(t[i], P::p(i));
+    uint32_t borrow = subc(0, 0);  // 0xffffffff when t < p
+#pragma unroll
+    for (int i = 0; i < N; i++) t[i] = borrow ? t[i] : d[i];
+}
+
+template <class P>
+CUZK_HD Fp<P> operator+(const Fp<P>& a, const Fp<P>& b) {
+    constexpr int N = P::N;
+    Fp<P> r;
+    r.v[0] = add_cc(a.v[0], b.v[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) r.v[i] = addc_cc(a.v[i], b.v[i]);
+    reduce_once<P>(r.v);
+    return r;
+}
+
+template <class P>
+CUZK_HD Fp<P> operator-(const Fp<P>& a, const Fp<P>& b) {
+    constexpr int N = P::N;
+    Fp<P> r;
+    r.v[0] = sub_cc(a.v[0], b.v[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) r.v[i] = subc_cc(a.v[i], b.v[i]);
+    uint32_t borrow = subc(0, 0);
+    uint32_t mask = borrow;  // add p back when the difference went negative
+    uint32_t c[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) c[i] = P::p(i) & mask;
+    r.v[0] = add_cc(r.v[0], c[0]);
+#pragma unroll
+    for (int i = 1; i < N; i++) r.v[i] = addc_cc(r.v[i], c[i]);
+    return r;
+}
+
+template <class P>
+CUZK_HD Fp<P> operator-(const Fp<P>& a) {
+    return Fp<P>::zero() - a;
+}
+
+template <class P>
+CUZK_HD Fp<P> dbl(const Fp<P>& a) {
+    return a + a;
+}
+
+// CIOS Montgomery product a * b / 2^(32N) mod p.
+template <class P>
+CUZK_HD Fp<P> operator*(const Fp<P>& a, const Fp<P>& b) {
+    constexpr int N = P::N;
+    uint32_t t[N + 2];
+#pragma unroll
+    for (int i = 0; i < N + 2; i++) t[i] = 0;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        const uint32_t bj = b.v[j];
+        // t += a * b[j]: low halves at i, high halves at i + 1
+        t[0] = mad_lo_cc(a.v[0], bj, t[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) t[i] = madc_lo_cc(a.v[i], bj, t[i]);
+        t[N] = addc_cc(t[N], 0);
+        t[N + 1] = addc(t[N + 1], 0);
+        t[1] = mad_hi_cc(a.v[0], bj, t[1]);
+#pragma unroll
+        for (int i = 1; i < N; i++) t[i + 1] = madc_hi_cc(a.v[i], bj, t[i + 1]);
+        t[N + 1] = addc(t[N + 1], 0);
+        // t += m * p with m chosen so that t[0] becomes 0, then shift one limb
+        const uint32_t m = t[0] * P::INV;
+        t[0] = mad_lo_cc(m, P::p(0), t[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++) t[i] = madc_lo_cc(m, P::p(i), t[i]);
+        t[N] = addc_cc(t[N], 0);
+        t[N + 1] = addc(t[N + 1], 0);
+        t[1] = mad_hi_cc(m, P::p(0), t[1]);
+#pragma unroll
+        for (int i = 1; i < N; i++) t[i + 1] = madc_hi_cc(m, P::p(i), t[i + 1]);
+        t[N + 1] = addc(t[N + 1], 0);
+#pragma unroll
+        for (int i = 0; i < N + 1; i++) t[i] = t[i + 1];
+        t[N + 1] = 0;
+    }
+    reduce_once<P>(t);
+    Fp<P> r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = t[i];
+    return r;
+}
+
+template <class P>
+CUZK_HD Fp<P> sqr(const Fp<P>& a) {
+    return a * a;
+}
+
+// Canonical value of a Montgomery element: a * 1 / 2^(32N).
+template <class P>
+CUZK_HD Fp<P> from_mont(const Fp<P>& a) {
+    Fp<P> one_canon = Fp<P>::zero();
+    one_canon.v[0] = 1;
+    return a * one_canon;
+}
+
+// a^e for an exponent given as 32-bit words (little endian), square-and-multiply from the top.
+template <class P>
+CUZK_HD Fp<P> pow_words(const Fp<P>& a, const uint32_t* e, int words) {
+    Fp<P> r = Fp<P>::one();
+    for (int w = words - 1; w >= 0; w--) {
+        for (int b = 31; b >= 0; b--) {
+            r = sqr(r);
+            if ((e[w] >> b) & 1u) r = r * a;
+        }
+    }
+    return r;
+}
+
+// a^(p-2) (Fermat): the inverse for a != 0, and 0 for a = 0.
+template <class P>
+CUZK_HD Fp<P> inverse(const Fp<P>& a) {
+    constexpr int N = P::N;
+    uint32_t e[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) e[i] = P::p(i);
+    // p - 2: p is odd and p(0) >= 2 for both moduli except Fr (p(0) = 1), handle the borrow.
+    e[0] = sub_cc(e[0], 2u);
+#pragma unroll
+    for (int i = 1; i < N; i++) e[i] = subc_cc(e[i], 0u);
+    return pow_words<P>(a, e, N);
+}
+
+// Out-of-line products for the cold point formulas (window reduction, doubling, exceptional
+// cases): a call costs a few percent there, and keeps each module's code and compile time small.
+template <class P>
+CUZK_HD_NOINLINE Fp<P> mul_ni(const Fp<P>& a, const Fp<P>& b) {
+    return a * b;
+}
+template <class P>
+CUZK_HD Fp<P> cmul(const Fp<P>& a, const Fp<P>& b) {
+    return mul_ni(a, b);
+}
+template <class P>
+CUZK_HD Fp<P> csqr(const Fp<P>& a) {
+    return mul_ni(a, a);
+}
+
+typedef Fp<FrParams> fr_t;
+typedef Fp<FqParams> fq_t;
+
+// ---- Fq2 = Fq[i] / (i^2 + 1) -------------------------------------------------------------
+
+struct fq2_t {
+    static constexpr int WORDS = 2 * fq_t::N;
+    fq_t c0, c1;
+
+    static CUZK_HD fq2_t zero() { return {fq_t::zero(), fq_t::zero()}; }
+    static CUZK_HD fq2_t one() { return {fq_t::one(), fq_t::zero()}; }
+    CUZK_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    CUZK_HD bool operator==(const fq2_t& o) const { return c0 == o.c0 && c1 == o.c1; }
+    CUZK_HD bool operator!=(const fq2_t& o) const { return !(*this == o); }
+};
+
+CUZK_HD fq2_t operator+(const fq2_t& a, const fq2_t& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
+CUZK_HD fq2_t operator-(const fq2_t& a, const fq2_t& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
+CUZK_HD fq2_t operator-(const fq2_t& a) { return {-a.c0, -a.c1}; }
+CUZK_HD fq2_t dbl(const fq2_t& a) { return {dbl(a.c0), dbl(a.c1)}; }
+
+// Karatsuba: 3 Fq products.
+CUZK_HD fq2_t operator*(const fq2_t& a, const fq2_t& b) {
+    fq_t t0 = a.c0 * b.c0;
+    fq_t t1 = a.c1 * b.c1;
+    fq_t t2 = (a.c0 + a.c1) * (b.c0 + b.c1);
+    return {t0 - t1, t2 - t0 - t1};
+}
+
+// (a0 + a1 i)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 i: 2 Fq products.
+CUZK_HD fq2_t sqr(const fq2_t& a) {
+    fq_t t = a.c0 * a.c1;
+    return {(a.c0 + a.c1) * (a.c0 - a.c1), dbl(t)};
+}
+
+CUZK_HD fq2_t cmul(const fq2_t& a, const fq2_t& b) {
+    fq_t t0 = cmul(a.c0, b.c0);
+    fq_t t1 = cmul(a.c1, b.c1);
+    fq_t t2 = cmul(a.c0 + a.c1, b.c0 + b.c1);
+    return {t0 - t1, t2 - t0 - t1};
+}
+CUZK_HD fq2_t csqr(const fq2_t& a) {
+    fq_t t = cmul(a.c0, a.c1);
+    return {cmul(a.c0 + a.c1, a.c0 - a.c1), dbl(t)};
+}
+
+// 1 / (a0 + a1 i) = (a0 - a1 i) / (a0^2 + a1^2).
+CUZK_HD fq2_t inverse(const fq2_t& a) {
+    fq_t norm = sqr(a.c0) + sqr(a.c1);
+    fq_t inv = inverse(norm);
+    return {a.c0 * inv, -(a.c1 * inv)};
+}
+
+}  // namespace cuzk

@@ -1,0 +1,75 @@
+// Fr kernels: elementwise arithmetic, MSM digit extraction and scatter, CSR SpMV, and the
+// multiplication-rate micro-kernels used by the benchmark's physical-limit check.
+#include "launch.cuh"
+#include "msm.cuh"
+#include "spmv.cuh"
+
+using cuzk::fr_t;
+using cuzk::fq_t;
+using cuzk::load_elem;
+using cuzk::store_elem;
+
+CUZK_KERNEL(fr_add)(uint64_t n, const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    CUZK_FOR_TID(n) store_elem<fr_t>(out, tid, load_elem<fr_t>(a, tid) + load_elem<fr_t>(b, tid));
+}
+
+CUZK_KERNEL(fr_sub)(uint64_t n, const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    CUZK_FOR_TID(n) store_elem<fr_t>(out, tid, load_elem<fr_t>(a, tid) - load_elem<fr_t>(b, tid));
+}
+
+CUZK_KERNEL(fr_mul)(uint64_t n, const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    CUZK_FOR_TID(n) store_elem<fr_t>(out, tid, load_elem<fr_t>(a, tid) * load_elem<fr_t>(b, tid));
+}
+
+// a[i] * s for one Montgomery element s.
+CUZK_KERNEL(fr_scale)(uint64_t n, const uint32_t* a, const uint32_t* s, uint32_t* out) {
+    CUZK_FOR_TID(n) store_elem<fr_t>(out, tid, load_elem<fr_t>(a, tid) * load_elem<fr_t>(s, 0));
+}
+
+// (a[i] b[i] - c[i]) s: the pointwise step of the QAP quotient.
+CUZK_KERNEL(fr_mul_sub_scale)(uint64_t n, const uint32_t* a, const uint32_t* b, const uint32_t* c,
+                                            const uint32_t* s, uint32_t* out) {
+    CUZK_FOR_TID(n) {
+        fr_t v = load_elem<fr_t>(a, tid) * load_elem<fr_t>(b, tid) - load_elem<fr_t>(c, tid);
+        store_elem<fr_t>(out, tid, v * load_elem<fr_t>(s, 0));
+    }
+}
+
+CUZK_KERNEL(msm_digits)(uint64_t n, const uint32_t* scalars, uint32_t* canon, uint32_t* counts,
+                                      int c, int windows) {
+    CUZK_FOR_TID(n) cuzk::msm_digits(tid, scalars, canon, counts, c, windows);
+}
+
+CUZK_KERNEL(msm_scatter)(uint64_t n, const uint32_t* canon, uint32_t* cursor, uint32_t* keys,
+                                       uint32_t* vals, int c, int windows) {
+    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, keys, vals, c, windows);
+}
+
+CUZK_KERNEL(spmv_csr)(uint64_t rows, const int64_t* indptr, const int32_t* indices,
+                                    const uint32_t* data, const uint8_t* codes, const uint32_t* w, uint32_t* out) {
+    CUZK_FOR_TID(rows) cuzk::spmv_row(tid, indptr, indices, data, codes, w, out);
+}
+
+// Micro-kernels: `iters` rounds of 4 independent Montgomery products per thread, so the
+// integer pipe, not latency, bounds them; the result is stored so nothing is optimized away.
+template <class F>
+CUZK_HD void mul_chain(uint64_t i, int iters, const uint32_t* in, uint32_t* out) {
+    F x0 = load_elem<F>(in, 4 * i + 0), x1 = load_elem<F>(in, 4 * i + 1);
+    F x2 = load_elem<F>(in, 4 * i + 2), x3 = load_elem<F>(in, 4 * i + 3);
+    const F y = x0;
+    for (int k = 0; k < iters; k++) {
+        x0 = x0 * y;
+        x1 = x1 * y;
+        x2 = x2 * y;
+        x3 = x3 * y;
+    }
+    store_elem<F>(out, i, (x0 + x1) + (x2 + x3));
+}
+
+CUZK_KERNEL(fq_mul_rate)(uint64_t n, int iters, const uint32_t* in, uint32_t* out) {
+    CUZK_FOR_TID(n) mul_chain<fq_t>(tid, iters, in, out);
+}
+
+CUZK_KERNEL(fr_mul_rate)(uint64_t n, int iters, const uint32_t* in, uint32_t* out) {
+    CUZK_FOR_TID(n) mul_chain<fr_t>(tid, iters, in, out);
+}

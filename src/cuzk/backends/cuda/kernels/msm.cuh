@@ -1,0 +1,224 @@
+// Pippenger MSM steps, one function per thread of each kernel (the .cu files only launch them).
+//
+// Per chunk of points:
+//   digits:     scalar i -> canonical form; signed c-bit digits; count[w B + |d| - 1] += 1
+//   (host)      offsets = exclusive prefix sum of the counts (CuPy / CUB)
+//   scatter:    (bucket g, point i, sign) pairs land bucket-contiguous at offsets[g]
+//   accumulate: thread t sums entries [t L, t L + L) per bucket in XYZZ, writing one partial
+//               per (thread, bucket) at slot g + t; the slot is unique because the entries
+//               are sorted by g, so a later thread never sees a smaller bucket
+//   merge:      bucket g adds its partials (slots g + t for the threads t that touched it)
+// After all chunks, per window: running sums over segments of M buckets (R_s, T_s), then
+// V_s = R_s + s M T_s, then plain sums of V_s: the window sums sum_b (b + 1) S_b. The host
+// combines the few window sums with doublings (Horner).
+// Digits follow the CPU backend: W = floor(255 / c) + 1 windows, d in [-(2^(c-1)-1), 2^(c-1)],
+// the top window keeps the carry; buckets B = 2^(c-1), bucket index |d| - 1.
+#pragma once
+#include "mem.cuh"
+
+namespace cuzk {
+
+// Signed digit of window w, given the running carry (updated).
+CUZK_HD int32_t signed_digit(const fr_t& s, int c, int w, int windows, uint32_t& carry) {
+    const int bit = w * c;
+    const int word = bit >> 5;
+    const int off = bit & 31;
+    uint64_t lo = word < 8 ? s.v[word] : 0u;
+    uint64_t hi = word + 1 < 8 ? s.v[word + 1] : 0u;
+    uint32_t v = (uint32_t)(((hi << 32) | lo) >> off) & ((1u << c) - 1);
+    int32_t d = (int32_t)(v + carry);
+    const int32_t half = 1 << (c - 1);
+    if (d > half && w < windows - 1) {
+        d -= 1 << c;
+        carry = 1;
+    } else {
+        carry = 0;
+    }
+    return d;
+}
+
+// Canonicalize scalar i and count its nonzero digits per bucket.
+CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, uint32_t* counts, int c,
+                        int windows) {
+    fr_t s = from_mont(load_elem<fr_t>(scalars, i));
+    store_elem<fr_t>(canon, i, s);
+    const uint32_t B = 1u << (c - 1);
+    uint32_t carry = 0;
+    for (int w = 0; w < windows; w++) {
+        int32_t d = signed_digit(s, c, w, windows, carry);
+        if (d != 0) atomic_inc(&counts[w * B + (uint32_t)(d < 0 ? -d : d) - 1]);
+    }
+}
+
+// Place scalar i's (bucket, point) pairs; cursor starts as a copy of the offsets.
+CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint32_t* keys, uint32_t* vals,
+                         int c, int windows) {
+    fr_t s = load_elem<fr_t>(canon, i);
+    const uint32_t B = 1u << (c - 1);
+    uint32_t carry = 0;
+    for (int w = 0; w < windows; w++) {
+        int32_t d = signed_digit(s, c, w, windows, carry);
+        if (d != 0) {
+            uint32_t g = w * B + (uint32_t)(d < 0 ? -d : d) - 1;
+            uint32_t pos = atomic_inc(&cursor[g]);
+            keys[pos] = g;
+            vals[pos] = ((uint32_t)i << 1) | (d < 0 ? 1u : 0u);
+        }
+    }
+}
+
+template <class F>
+CUZK_HD Affine<F> signed_point(const uint32_t* bases, uint64_t idx, bool neg) {
+    Affine<F> p = load_affine<F>(bases, idx);
+    if (neg) p.y = -p.y;  // -0 = 0 keeps infinity all zeros
+    return p;
+}
+
+// Thread t: XYZZ sums of entries [t L, min(t L + L, total)) per bucket, into slots g + t.
+template <class F>
+CUZK_HD void msm_accumulate(uint64_t t, uint32_t L, const uint32_t* total_ptr, const uint32_t* keys,
+                            const uint32_t* vals, const uint32_t* bases, uint32_t* partials) {
+    const uint64_t total = *total_ptr;
+    const uint64_t k0 = t * L;
+    if (k0 >= total) return;
+    const uint64_t k1 = k0 + L < total ? k0 + L : total;
+    uint32_t g = keys[k0];
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (uint64_t k = k0; k < k1; k++) {
+        const uint32_t gk = keys[k];
+        if (gk != g) {
+            store_xyzz<F>(partials, (uint64_t)g + t, acc);
+            acc = Xyzz<F>::inf();
+            g = gk;
+        }
+        const uint32_t e = vals[k];
+        Affine<F> p = signed_point<F>(bases, e >> 1, e & 1u);
+        if (!p.is_inf()) acc = xyzz_madd(acc, p.x, p.y);
+    }
+    store_xyzz<F>(partials, (uint64_t)g + t, acc);
+}
+
+// Bucket g: buckets[g] += its partials from this chunk.
+template <class F>
+CUZK_HD void msm_merge(uint64_t g, uint32_t L, const uint32_t* offsets, const uint32_t* partials,
+                       uint32_t* buckets) {
+    const uint32_t lo = offsets[g], hi = offsets[g + 1];
+    if (lo == hi) return;
+    Xyzz<F> s = load_xyzz<F>(buckets, g);
+    for (uint64_t t = lo / L; t <= (hi - 1) / L; t++) s = xyzz_add(s, load_xyzz<F>(partials, g + t));
+    store_xyzz<F>(buckets, g, s);
+}
+
+// Segment s of window w (ws = w P + s): R = sum_j (j + 1) S_(s M + j), T = sum_j S_(s M + j).
+template <class F>
+CUZK_HD void msm_segment(uint64_t ws, uint32_t B, uint32_t M, const uint32_t* buckets, uint32_t* R,
+                         uint32_t* T) {
+    const uint32_t P = B / M;
+    const uint64_t w = ws / P, s = ws % P;
+    Xyzz<F> running = Xyzz<F>::inf(), acc = Xyzz<F>::inf();
+    for (int64_t j = (int64_t)M - 1; j >= 0; j--) {
+        running = xyzz_add(running, load_xyzz<F>(buckets, w * B + s * M + (uint64_t)j));
+        acc = xyzz_add(acc, running);
+    }
+    store_xyzz<F>(R, ws, acc);
+    store_xyzz<F>(T, ws, running);
+}
+
+// V_s = R_s + (s M) T_s, in place over R.
+template <class F>
+CUZK_HD void msm_weight(uint64_t ws, uint32_t P, uint32_t M, uint32_t* R, const uint32_t* T) {
+    const uint32_t s = (uint32_t)(ws % P);
+    Xyzz<F> v = load_xyzz<F>(R, ws);
+    if (s != 0) v = xyzz_add(v, xyzz_mul_small(load_xyzz<F>(T, ws), s * M));
+    store_xyzz<F>(R, ws, v);
+}
+
+// out[j] = sum of in[j G .. j G + G) within groups of `count` points (group = j / per_out).
+template <class F>
+CUZK_HD void sum_groups(uint64_t j, uint32_t count, uint32_t G, const uint32_t* in, uint32_t* out) {
+    const uint32_t per_out = (count + G - 1) / G;
+    const uint64_t grp = j / per_out, part = j % per_out;
+    const uint64_t lo = part * G;
+    const uint64_t hi = lo + G < count ? lo + G : count;
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (uint64_t k = lo; k < hi; k++) acc = xyzz_add(acc, load_xyzz<F>(in, grp * count + k));
+    store_xyzz<F>(out, j, acc);
+}
+
+// Thread t: sum of bases[idx[k]] for k in [t L, min(t L + L, count)) (the 0/1-scalar MSM).
+template <class F>
+CUZK_HD void sum_indexed(uint64_t t, uint32_t L, uint64_t count, const int64_t* idx, const uint32_t* bases,
+                         uint32_t* out) {
+    const uint64_t k0 = t * L;
+    const uint64_t k1 = k0 + L < count ? k0 + L : count;
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (uint64_t k = k0; k < k1; k++) {
+        Affine<F> p = load_affine<F>(bases, (uint64_t)idx[k]);
+        if (!p.is_inf()) acc = xyzz_madd(acc, p.x, p.y);
+    }
+    store_xyzz<F>(out, t, acc);
+}
+
+// ---- fixed-base multiplication (parameter generation) --------------------------------------
+
+// Table entry e = w (2^c - 1) + d - 1 holds d * wbase[w], d in 1..2^c - 1 (XYZZ).
+template <class F>
+CUZK_HD void fb_table(uint64_t e, int c, const uint32_t* wbases, uint32_t* table) {
+    const uint32_t per = (1u << c) - 1;
+    const uint64_t w = e / per;
+    const uint32_t d = (uint32_t)(e % per) + 1;
+    Xyzz<F> b = Xyzz<F>::from_affine(load_affine<F>(wbases, w));
+    store_xyzz<F>(table, e, xyzz_mul_small(b, d));
+}
+
+// Scalar i: sum over windows of table[w][digit_w] (unsigned c-bit digits), XYZZ result.
+template <class F>
+CUZK_HD void fb_mul(uint64_t i, const uint32_t* scalars, int c, int windows, const uint32_t* table,
+                    uint32_t* out) {
+    fr_t s = from_mont(load_elem<fr_t>(scalars, i));
+    const uint32_t per = (1u << c) - 1;
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (int w = 0; w < windows; w++) {
+        const int bit = w * c;
+        const int word = bit >> 5, off = bit & 31;
+        uint64_t lo = word < 8 ? s.v[word] : 0u;
+        uint64_t hi = word + 1 < 8 ? s.v[word + 1] : 0u;
+        uint32_t d = (uint32_t)(((hi << 32) | lo) >> off) & per;
+        if (d != 0) {
+            Affine<F> p = load_affine<F>(table, (uint64_t)w * per + d - 1);
+            if (!p.is_inf()) acc = xyzz_madd(acc, p.x, p.y);
+        }
+    }
+    store_xyzz<F>(out, i, acc);
+}
+
+// Thread t: points [t K, min(t K + K, n)) from XYZZ to affine with one inversion
+// (Montgomery's trick on ZZ * ZZZ; x = X ZZZ / (ZZ ZZZ), y = Y ZZ / (ZZ ZZZ)). The prefix
+// products are parked in the output's x coordinates.
+template <class F>
+CUZK_HD void xyzz_to_affine(uint64_t t, uint32_t K, uint64_t n, const uint32_t* in, uint32_t* out) {
+    const uint64_t k0 = t * K;
+    if (k0 >= n) return;
+    const uint64_t k1 = k0 + K < n ? k0 + K : n;
+    F acc = F::one();
+    for (uint64_t k = k0; k < k1; k++) {
+        Xyzz<F> p = load_xyzz<F>(in, k);
+        store_affine<F>(out, k, {acc, F::zero()});
+        if (!p.is_inf()) acc = acc * (p.ZZ * p.ZZZ);
+    }
+    F inv = inverse(acc);
+    for (uint64_t k = k1; k-- > k0;) {
+        Xyzz<F> p = load_xyzz<F>(in, k);
+        if (p.is_inf()) {
+            store_affine<F>(out, k, {F::zero(), F::zero()});
+            continue;
+        }
+        F prefix = load_affine<F>(out, k).x;
+        F d = p.ZZ * p.ZZZ;
+        F dinv = inv * prefix;
+        inv = inv * d;
+        store_affine<F>(out, k, {p.X * p.ZZZ * dinv, p.Y * p.ZZ * dinv});
+    }
+}
+
+}  // namespace cuzk

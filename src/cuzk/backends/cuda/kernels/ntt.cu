@@ -1,0 +1,46 @@
+// The NTT pass kernel: load a tile, run the DIF network in shared memory, store with twiddles.
+// One block per tile of T columns; the host build runs the blocks and their phases in turn.
+#include "launch.cuh"
+#include "ntt.cuh"
+
+#if !defined(__CUDACC__)
+#include <vector>
+#endif
+
+#define CUZK_NTT_PARAMS                                                                                   \
+    const uint32_t *in, uint32_t *out, int log_n, int log_N, int log_S, int log_T, int npass, int l0, int l1, \
+        int l2, int l3, const uint32_t *wsub, const uint32_t *tw_lo, const uint32_t *tw_hi, int tw_bits,      \
+        const uint32_t *in_lo, const uint32_t *in_hi, int out_mode, const uint32_t *out_c,                   \
+        const uint32_t *out_lo, const uint32_t *out_hi
+
+#define CUZK_NTT_ARGS                                                                                   \
+    cuzk::NttArgs a = {in,    out,   log_n,   log_N, log_S, log_T,    npass, {l0, l1, l2, l3}, wsub, \
+                       tw_lo, tw_hi, tw_bits, in_lo, in_hi, out_mode, out_c, out_lo,           out_hi};
+
+CUZK_KERNEL(ntt_pass)(CUZK_NTT_PARAMS) {
+    CUZK_NTT_ARGS
+    const uint32_t total = 1u << (log_N + log_T);
+#if defined(__CUDACC__)
+    extern __shared__ uint4 smem[];
+    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
+    const uint64_t blk = blockIdx.x;
+    for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_load(a, blk, idx, tile);
+    __syncthreads();
+    for (int log_h = log_N - 1; log_h >= 0; log_h--) {
+        for (uint32_t beta = threadIdx.x; beta < total / 2; beta += blockDim.x)
+            cuzk::ntt_butterfly(a, log_h, beta, tile);
+        __syncthreads();
+    }
+    for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
+#else
+    std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);
+    uint32_t* tile = buf.data();
+    const uint64_t blocks = 1ull << (log_n - log_N - log_T);
+    for (uint64_t blk = 0; blk < blocks; blk++) {
+        for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_load(a, blk, idx, tile);
+        for (int log_h = log_N - 1; log_h >= 0; log_h--)
+            for (uint32_t beta = 0; beta < total / 2; beta++) cuzk::ntt_butterfly(a, log_h, beta, tile);
+        for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_store(a, blk, idx, tile);
+    }
+#endif
+}

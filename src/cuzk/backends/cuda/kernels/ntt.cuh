@@ -1,0 +1,135 @@
+// One pass of the multi-pass (four-step) NTT over Fr, as per-thread steps.
+//
+// n = 2^L is split into passes of sizes N_1..N_P (L = sum of their logs). Pass p works on
+// sub-problems of size S = N_p * M (M = N_{p+1} ... N_P), each contiguous: for every
+// (sub-problem o, column i2 < M) it computes a size-N_p DFT over x[o S + M i1 + i2], multiplies
+// output k1 by omega_S^(i2 k1) and writes it back at o S + M k1 + i2. After P passes X[k] sits
+// at a digit-reversed position; the last pass (M = 1) writes each result straight to its
+// natural index, so input and output are both in natural order. A block handles T columns
+// (consecutive i2, or in the last pass T consecutive natural indices) so that global accesses
+// come in runs of T elements. Inside the block the DFT is a radix-2 decimation-in-frequency
+// network in shared memory (natural in, bit-reversed out, read back through bitrev).
+//
+// The kernel in ntt.cu calls these steps in parallel loops separated by barriers; the host
+// emulation in the tests calls the same steps in sequential loops.
+#pragma once
+#include "mem.cuh"
+
+namespace cuzk {
+
+struct NttArgs {
+    const uint32_t* in;
+    uint32_t* out;
+    int log_n;   // L
+    int log_N;   // this pass's DFT size
+    int log_S;   // this pass's sub-problem size
+    int log_T;   // columns per block
+    int npass;   // P
+    int logs[4]; // all pass sizes (the last pass needs them for the digit reversal)
+    const uint32_t* wsub;   // omega_N^t, t < N/2
+    const uint32_t* tw_lo;  // omega_n^e, e < 2^tw_bits (non-last passes)
+    const uint32_t* tw_hi;  // omega_n^(e 2^tw_bits)
+    int tw_bits;
+    const uint32_t* in_lo;  // optional input scale s^i (two-level like tw), first pass only
+    const uint32_t* in_hi;
+    int out_mode;           // last pass: 0 none, 1 times out_c, 2 times out_hi[k >> b] out_lo[k & m]
+    const uint32_t* out_c;
+    const uint32_t* out_lo;
+    const uint32_t* out_hi;
+};
+
+CUZK_HD uint32_t bitrev(uint32_t x, int bits) {
+#if defined(__CUDA_ARCH__)
+    return bits == 0 ? 0u : (__brev(x) >> (32 - bits));
+#else
+    uint32_t r = 0;
+    for (int i = 0; i < bits; i++) r |= ((x >> i) & 1u) << (bits - 1 - i);
+    return r;
+#endif
+}
+
+CUZK_HD fr_t two_level(const uint32_t* lo, const uint32_t* hi, int bits, uint64_t e) {
+    fr_t a = load_elem<fr_t>(lo, e & ((1ull << bits) - 1));
+    fr_t b = load_elem<fr_t>(hi, e >> bits);
+    return a * b;
+}
+
+CUZK_HD bool ntt_is_last(const NttArgs& a) { return a.log_S == a.log_N; }
+
+// Last pass: the sub-problem index o whose results land at natural indices D + (n/N) k.
+CUZK_HD uint64_t ntt_last_group(const NttArgs& a, uint64_t D) {
+    uint64_t o = 0;
+    for (int p = 0; p < a.npass - 1; p++) {
+        uint64_t digit = D & ((1ull << a.logs[p]) - 1);
+        D >>= a.logs[p];
+        o = (o << a.logs[p]) | digit;
+    }
+    return o;
+}
+
+// Step 1: element idx (< T N) of block blk from global memory into the tile.
+CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* tile) {
+    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
+    uint32_t g, i1;
+    uint64_t addr, natural;
+    if (ntt_is_last(a)) {
+        g = idx >> a.log_N;
+        i1 = idx & (N - 1);
+        uint64_t o = ntt_last_group(a, (blk << a.log_T) + g);
+        addr = (o << a.log_N) + i1;
+        natural = addr;  // only used when this pass is also the first (o = 0)
+    } else {
+        g = idx & (T - 1);
+        i1 = idx >> a.log_T;
+        const int log_M = a.log_S - a.log_N;
+        const uint64_t blocks_per_o = 1ull << (log_M - a.log_T);
+        uint64_t o = blk / blocks_per_o;
+        uint64_t i2 = ((blk % blocks_per_o) << a.log_T) + g;
+        addr = (o << a.log_S) + ((uint64_t)i1 << log_M) + i2;
+        natural = addr;
+    }
+    fr_t x = load_elem<fr_t>(a.in, addr);
+    if (a.in_lo != nullptr) x = x * two_level(a.in_lo, a.in_hi, a.tw_bits, natural);
+    store_elem<fr_t>(tile, (uint64_t)g * N + i1, x);
+}
+
+// Step 2: butterfly beta (< T N / 2) of the DIF stage with half-size 2^log_h.
+CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t* tile) {
+    const uint32_t half_N = 1u << (a.log_N - 1);
+    const uint32_t g = beta >> (a.log_N - 1);
+    const uint32_t r = beta & (half_N - 1);
+    const uint32_t j = r & ((1u << log_h) - 1);
+    const uint32_t blk = r >> log_h;
+    const uint32_t p0 = (g << a.log_N) + (blk << (log_h + 1)) + j;
+    const uint32_t p1 = p0 + (1u << log_h);
+    fr_t u = load_elem<fr_t>(tile, p0);
+    fr_t v = load_elem<fr_t>(tile, p1);
+    store_elem<fr_t>(tile, p0, u + v);
+    fr_t d = u - v;
+    if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << (a.log_N - 1 - log_h));
+    store_elem<fr_t>(tile, p1, d);
+}
+
+// Step 3: output element idx (< T N) of block blk from the tile to global memory.
+CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
+    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
+    const uint32_t g = idx & (T - 1);
+    const uint32_t k1 = idx >> a.log_T;
+    fr_t x = load_elem<fr_t>(tile, (uint64_t)g * N + bitrev(k1, a.log_N));
+    if (ntt_is_last(a)) {
+        uint64_t natural = (blk << a.log_T) + g + ((uint64_t)k1 << (a.log_n - a.log_N));
+        if (a.out_mode == 1) x = x * load_elem<fr_t>(a.out_c, 0);
+        if (a.out_mode == 2) x = x * two_level(a.out_lo, a.out_hi, a.tw_bits, natural);
+        store_elem<fr_t>(a.out, natural, x);
+    } else {
+        const int log_M = a.log_S - a.log_N;
+        const uint64_t blocks_per_o = 1ull << (log_M - a.log_T);
+        uint64_t o = blk / blocks_per_o;
+        uint64_t i2 = ((blk % blocks_per_o) << a.log_T) + g;
+        uint64_t e = (i2 * k1) << (a.log_n - a.log_S);
+        if (e != 0) x = x * two_level(a.tw_lo, a.tw_hi, a.tw_bits, e);
+        store_elem<fr_t>(a.out, (o << a.log_S) + ((uint64_t)k1 << log_M) + i2, x);
+    }
+}
+
+}  // namespace cuzk

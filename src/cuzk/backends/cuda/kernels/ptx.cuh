@@ -1,0 +1,137 @@
+// 32-bit carry-chain primitives: inline PTX on the device, a carry-flag emulation on the host.
+//
+// The host branch exists only so that the field and curve code above it can be compiled as
+// plain C++ and checked against Python integers without a GPU (tests/backends/test_cuda_host.py);
+// kernels never run it. On the device, PTX's condition-code register carries between the
+// separate asm statements: nothing else in the generated code touches CC, so chains such as
+// add_cc / addc / addc survive, which is the common practice of GPU big-integer libraries.
+#pragma once
+
+#if defined(__CUDACC_RTC__)
+typedef unsigned char uint8_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+typedef int int32_t;
+typedef long long int64_t;
+#else
+#include <stdint.h>
+#endif
+
+#if !defined(__CUDACC__)
+#define __host__
+#define __device__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __global__
+#endif
+
+#define CUZK_HD __host__ __device__ __forceinline__
+// Cold or large point formulas: one out-of-line copy per kernel keeps compile time and code size sane.
+#define CUZK_HD_NOINLINE __host__ __device__ __noinline__
+
+namespace cuzk {
+
+#if defined(__CUDA_ARCH__)
+
+__device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("addc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("subc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+__device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+__device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+__device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+__device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+
+#else  // host emulation (tests only)
+
+static uint32_t host_cc = 0;
+
+inline uint32_t add_cc(uint32_t a, uint32_t b) {
+    uint64_t s = (uint64_t)a + b;
+    host_cc = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+}
+inline uint32_t addc_cc(uint32_t a, uint32_t b) {
+    uint64_t s = (uint64_t)a + b + host_cc;
+    host_cc = (uint32_t)(s >> 32);
+    return (uint32_t)s;
+}
+inline uint32_t addc(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a + b + host_cc); }
+inline uint32_t sub_cc(uint32_t a, uint32_t b) {
+    uint64_t d = (uint64_t)a - b;
+    host_cc = (uint32_t)(d >> 63);
+    return (uint32_t)d;
+}
+inline uint32_t subc_cc(uint32_t a, uint32_t b) {
+    uint64_t d = (uint64_t)a - b - host_cc;
+    host_cc = (uint32_t)(d >> 63);
+    return (uint32_t)d;
+}
+inline uint32_t subc(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a - b - host_cc); }
+inline uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+    return add_cc((uint32_t)((uint64_t)a * b), c);
+}
+inline uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+    return addc_cc((uint32_t)((uint64_t)a * b), c);
+}
+inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+    return add_cc((uint32_t)(((uint64_t)a * b) >> 32), c);
+}
+inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+    return addc_cc((uint32_t)(((uint64_t)a * b) >> 32), c);
+}
+
+#endif
+
+// Atomic increment returning the old value (a plain increment in the sequential host emulation).
+CUZK_HD uint32_t atomic_inc(uint32_t* p) {
+#if defined(__CUDA_ARCH__)
+    return atomicAdd(p, 1u);
+#else
+    return (*p)++;
+#endif
+}
+
+}  // namespace cuzk

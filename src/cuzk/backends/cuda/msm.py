@@ -1,0 +1,334 @@
+"""Pippenger MSM, 0/1 sums and fixed-base multiplication on the device (launch sequences).
+
+The per-thread steps are in kernels/msm.cuh; this module chooses the window and the chunking,
+allocates the scratch buffers, and runs the steps. The few window sums come back to the host,
+where the CPU backend's Horner combination (c doublings per window) finishes the job: that is
+W points and ~255 doublings, microseconds on the host, and it keeps one reference for the digit
+convention. Scalars go up in chunks on the upload stream; chunk k+1 travels while chunk k is
+bucketed and accumulated (the bucket sums persist across chunks).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from cuzk.algebra._jit_curves import xyzz_to_jac
+from cuzk.algebra._jit_fields import f_load, f_store
+from cuzk.algebra.curves import Curve
+from cuzk.backends.cpu.msm import SCALAR_BITS, _combine_windows
+from cuzk.backends.cuda._runtime import Runtime
+
+#: Entries each accumulate thread sums (fixed, so every thread does the same work).
+ACCUMULATE_L = 32
+#: Field products per XYZZ operation, for the window cost model.
+MADD_COST, ADD_COST = 10, 14
+#: Points per to-affine thread (one inversion shared by this many points).
+AFFINE_K = 32
+SUM_L = 32
+SUM_G = 32
+
+
+def windows_for(c: int) -> int:
+    """floor(255 / c) + 1 signed windows cover 255 bits plus the final carry."""
+    return SCALAR_BITS // c + 1
+
+
+def chunk_count(n: int) -> int:
+    """Scalar chunks for the upload/compute overlap: 1 up to 2^21 points, then 2, then 4."""
+    return max(1, min(4, n >> 21))
+
+
+def msm_cost(n: int, c: int, chunks: int = 1) -> float:
+    """Field products for an n-point MSM with window c (accumulate + merge + reduce)."""
+    W = windows_for(c)
+    B = 1 << (c - 1)
+    per_chunk = n / chunks
+    filled = B * (1 - math.exp(-per_chunk / B))  # expected non-empty buckets per chunk
+    accumulate = n * W * MADD_COST
+    merge = chunks * W * (filled + per_chunk / ACCUMULATE_L) * ADD_COST
+    reduce = W * B * 2 * ADD_COST
+    return accumulate + merge + reduce
+
+
+def default_window(n: int, chunks: int | None = None) -> int:
+    """The window minimizing msm_cost, between 4 and 22 bits."""
+    k = chunk_count(n) if chunks is None else chunks
+    return min(range(4, 23), key=lambda c: msm_cost(n, c, k))
+
+
+@dataclass(frozen=True)
+class MsmPlan:
+    n: int
+    c: int
+    windows: int
+    buckets: int  # per window
+    chunk: int  # points per chunk
+    seg: int  # buckets per reduction segment
+
+    @property
+    def total_buckets(self) -> int:
+        return self.windows * self.buckets
+
+    @property
+    def chunks(self) -> list[tuple[int, int]]:
+        return [(lo, min(self.n, lo + self.chunk)) for lo in range(0, self.n, self.chunk)]
+
+
+def make_plan(n: int, window: int | None = None, chunks: int | None = None) -> MsmPlan:
+    k = chunk_count(n) if chunks is None else max(1, chunks)
+    c = window if window is not None else default_window(n, k)
+    if not 2 <= c <= 24:
+        raise ValueError(f"MSM window must be between 2 and 24 bits, got {c}")
+    W = windows_for(c)
+    B = 1 << (c - 1)
+    chunk = max(1, -(-n // k))
+    if chunk * W >= 1 << 32:
+        raise ValueError(f"an MSM chunk of {chunk} points x {W} windows overflows 32-bit offsets")
+    # segments: enough threads to fill the device (~16K), at least 1 bucket each
+    seg = max(1, min(B, (W * B) >> 14))
+    return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg)
+
+
+def xyzz_words(curve: Curve) -> int:
+    return 4 * curve.field.width  # uint64 words per XYZZ point
+
+
+@njit(cache=True)
+def _xyzz_rows_to_jac(F, rows, out):
+    width = rows.shape[1] // 4
+    for i in range(rows.shape[0]):
+        p = (
+            f_load(F, rows, i, 0),
+            f_load(F, rows, i, width),
+            f_load(F, rows, i, 2 * width),
+            f_load(F, rows, i, 3 * width),
+        )
+        X, Y, Z = xyzz_to_jac(F, p)
+        f_store(F, out, i, 0, X)
+        f_store(F, out, i, width, Y)
+        f_store(F, out, i, 2 * width, Z)
+
+
+def xyzz_to_jacobian(curve: Curve, rows: np.ndarray) -> np.ndarray:
+    """(k, 4 width) XYZZ rows (host) -> (k, 3 width) Jacobian rows."""
+    rows = np.ascontiguousarray(rows, dtype=np.uint64).reshape(rows.shape[0], -1)
+    out = np.empty((rows.shape[0], 3 * curve.field.width), dtype=np.uint64)
+    _xyzz_rows_to_jac(curve.tag, rows, out)
+    return out
+
+
+def _group_module(curve: Curve) -> tuple[str, str]:
+    return ("curve_g1", "g1") if curve.field.degree == 1 else ("curve_g2", "g2")
+
+
+def tree_sum(rt: Runtime, curve: Curve, points: Any, groups: int, count: int) -> Any:
+    """Sum each of `groups` runs of `count` XYZZ points; returns (groups, 4 width) device rows."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    words = xyzz_words(curve)
+    while count > 1:
+        per_out = -(-count // SUM_G)
+        out = xp.empty((groups * per_out, words), dtype=np.uint64)
+        rt.launch(
+            module,
+            f"sum_groups_{sfx}",
+            groups * per_out,
+            (np.uint64(groups * per_out), np.uint32(count), np.uint32(SUM_G), points, out),
+            block=64,
+        )
+        points, count = out, per_out
+    return points
+
+
+def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan) -> np.ndarray:
+    """sum scalars[i] bases[i] as a host Jacobian point (jac_shape); scalars host or device."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    words = xyzz_words(curve)
+    W, B, total_b = plan.windows, plan.buckets, plan.total_buckets
+    chunk = plan.chunk
+    max_entries = chunk * W
+    acc_threads = -(-max_entries // ACCUMULATE_L)
+    rt.reserve(
+        chunk * 32
+        + 2 * max_entries * 4
+        + 3 * (total_b + 1) * 4
+        + (total_b + acc_threads) * words * 8
+        + total_b * words * 8,
+        f"the {plan.n}-point MSM scratch",
+    )
+    buckets = xp.zeros((total_b, words), dtype=np.uint64)
+    canon = xp.empty((chunk, 4), dtype=np.uint64)
+    counts = xp.empty(total_b, dtype=np.uint32)
+    offsets = xp.zeros(total_b + 1, dtype=np.uint32)
+    cursor = xp.empty(total_b, dtype=np.uint32)
+    keys = xp.empty(max_entries, dtype=np.uint32)
+    vals = xp.empty(max_entries, dtype=np.uint32)
+    partials = xp.empty((total_b + acc_threads, words), dtype=np.uint64)
+    if isinstance(scalars, np.ndarray) and xp is not np:
+        stream = rt.upload_chunks(scalars, plan.chunks)
+    else:
+        stream = ((scalars, lo, hi) for lo, hi in plan.chunks)
+    for dev, lo, hi in stream:
+        m = hi - lo
+        counts.fill(0)
+        rt.launch(
+            "fr",
+            "msm_digits",
+            m,
+            (np.uint64(m), dev[lo:hi], canon, counts, np.int32(plan.c), np.int32(W)),
+        )
+        xp.cumsum(counts, dtype=np.uint32, out=offsets[1:])
+        cursor[...] = offsets[:-1]
+        rt.launch(
+            "fr",
+            "msm_scatter",
+            m,
+            (np.uint64(m), canon, cursor, keys, vals, np.int32(plan.c), np.int32(W)),
+        )
+        threads = -(-m * W // ACCUMULATE_L)
+        rt.launch(
+            module,
+            f"msm_accumulate_{sfx}",
+            threads,
+            (
+                np.uint64(threads),
+                np.uint32(ACCUMULATE_L),
+                offsets[total_b:],
+                keys,
+                vals,
+                bases[lo:],
+                partials,
+            ),
+            block=128,
+        )
+        rt.launch(
+            module,
+            f"msm_merge_{sfx}",
+            total_b,
+            (np.uint64(total_b), np.uint32(ACCUMULATE_L), offsets, partials, buckets),
+            block=128,
+        )
+    M = plan.seg
+    P = B // M
+    R = xp.empty((W * P, words), dtype=np.uint64)
+    T = xp.empty((W * P, words), dtype=np.uint64)
+    rt.launch(
+        module,
+        f"msm_segment_{sfx}",
+        W * P,
+        (np.uint64(W * P), np.uint32(B), np.uint32(M), buckets, R, T),
+        block=64,
+    )
+    rt.launch(
+        module, f"msm_weight_{sfx}", W * P, (np.uint64(W * P), np.uint32(P), np.uint32(M), R, T), block=64
+    )
+    sums = tree_sum(rt, curve, R, W, P)
+    host = sums.get() if xp is not np else sums
+    jac = xyzz_to_jacobian(curve, host)
+    out = np.empty((1, 3 * curve.field.width), dtype=np.uint64)
+    _combine_windows(curve.tag, jac, plan.c, out)
+    return out.reshape(curve.jac_shape)
+
+
+def masked_sum(rt: Runtime, curve: Curve, bases: Any, idx: Any) -> np.ndarray:
+    """sum of bases[idx[k]] (idx int64 on the device) as a host Jacobian point."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    count = int(idx.shape[0])
+    if count == 0:
+        return curve.to_jacobian(curve.identity(1))[0]
+    threads = -(-count // SUM_L)
+    partial = xp.empty((threads, xyzz_words(curve)), dtype=np.uint64)
+    rt.launch(
+        module,
+        f"sum_indexed_{sfx}",
+        threads,
+        (np.uint64(threads), np.uint32(SUM_L), np.uint64(count), idx, bases, partial),
+        block=128,
+    )
+    total = tree_sum(rt, curve, partial, 1, threads)
+    host = total.get() if xp is not np else total
+    return xyzz_to_jacobian(curve, host)[0].reshape(curve.jac_shape)
+
+
+def to_affine(rt: Runtime, curve: Curve, xyzz: Any, n: int) -> Any:
+    """(n, 4 width) XYZZ device rows -> (n, 2 width) affine device rows (infinity = zeros)."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    out = xp.empty((n, 2 * curve.field.width), dtype=np.uint64)
+    threads = -(-n // AFFINE_K)
+    rt.launch(
+        module,
+        f"to_affine_{sfx}",
+        threads,
+        (np.uint64(threads), np.uint32(AFFINE_K), np.uint64(n), xyzz, out),
+        block=64,
+    )
+    return out
+
+
+def fixed_base_window(n: int) -> int:
+    """Table bits for n multiples of one base: the table costs W 2^c entries, each scalar W adds."""
+    return 6 if n < 1 << 12 else (10 if n < 1 << 18 else (13 if n < 1 << 22 else 16))
+
+
+class FixedBaseTable:
+    """Affine multiples d 2^(w c) base, d in 1..2^c-1, on the device."""
+
+    def __init__(self, rt: Runtime, curve: Curve, base: np.ndarray, c: int) -> None:
+        self.c = c
+        self.windows = -(-SCALAR_BITS // c)
+        per = (1 << c) - 1
+        entries = self.windows * per
+        width = curve.field.width
+        # window bases 2^(w c) base on the host: ~255 doublings
+        jac = curve.to_jacobian(base.reshape(1, *curve.affine_shape))
+        wb = []
+        for _ in range(self.windows):
+            wb.append(jac)
+            for _ in range(c):
+                jac = curve.double(jac)
+        wbases = curve.to_affine(np.concatenate(wb)).reshape(self.windows, 2 * width)
+        module, sfx = _group_module(curve)
+        rt.reserve(entries * (4 + 2) * width * 8, f"the fixed-base table (c = {c})")
+        xyzz = rt.xp.empty((entries, 4 * width), dtype=np.uint64)
+        rt.launch(
+            module,
+            f"fb_table_{sfx}",
+            entries,
+            (np.uint64(entries), np.int32(c), rt.upload(wbases), xyzz),
+            block=64,
+        )
+        self.table = to_affine(rt, curve, xyzz, entries)
+
+
+def fixed_base_mul(
+    rt: Runtime, curve: Curve, table: FixedBaseTable, scalars: np.ndarray, chunk: int = 1 << 22
+) -> np.ndarray:
+    """[s] base for every scalar (host Montgomery Fr rows) -> host affine points."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    n = scalars.shape[0]
+    width = curve.field.width
+    out = np.empty((n, 2 * width), dtype=np.uint64)
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        m = hi - lo
+        dev = rt.upload(np.ascontiguousarray(scalars[lo:hi]))
+        xyzz = xp.empty((m, 4 * width), dtype=np.uint64)
+        rt.launch(
+            module,
+            f"fb_mul_{sfx}",
+            m,
+            (np.uint64(m), dev, np.int32(table.c), np.int32(table.windows), table.table, xyzz),
+            block=64,
+        )
+        aff = to_affine(rt, curve, xyzz, m)
+        out[lo:hi] = aff.get() if xp is not np else aff
+    return out.reshape(n, *curve.affine_shape)

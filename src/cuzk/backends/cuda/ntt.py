@@ -1,0 +1,190 @@
+"""NTT over Fr on the device: pass plans, twiddle tables cached per domain, and the launches.
+
+Semantics are the CPU backend's (cpu/ntt.py): natural order in and out, `coset` multiplies
+input i by coset^i before the forward transform, the inverse includes 1/n and undoes the coset.
+The algorithm is the four-step recursion described in kernels/ntt.cuh: 1 pass up to 2^11
+points, 2 passes up to 2^22, 3 beyond (each pass a DFT of at most 2^11 points in shared
+memory), so a 2^27 transform reads and writes the data three times.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
+from typing import Any
+
+import numpy as np
+
+from cuzk.algebra import constants as C
+from cuzk.backends.cpu.ntt import check_root, fr_mont, log2_exact, powers
+from cuzk.backends.cuda._runtime import NULL, Runtime
+
+#: log2 of the shared-memory tile in elements (2^11 x 32 bytes = 64 KiB per block).
+TILE_LOG = 11
+MAX_PASS_LOG = 11
+THREADS = 256
+
+
+def plan_passes(log_n: int) -> tuple[int, ...]:
+    """DFT sizes (log2) of the passes, largest first, each <= MAX_PASS_LOG."""
+    if log_n <= MAX_PASS_LOG:
+        return (log_n,)
+    npass = 2 if log_n <= 2 * MAX_PASS_LOG else 3
+    if log_n > 3 * MAX_PASS_LOG:
+        raise ValueError(f"NTT size 2^{log_n} is beyond this plan's 2^{3 * MAX_PASS_LOG}")
+    base, extra = divmod(log_n, npass)
+    return tuple(base + (1 if p < extra else 0) for p in range(npass))
+
+
+@dataclass(frozen=True)
+class PassGeometry:
+    log_N: int  # DFT size of the pass
+    log_S: int  # sub-problem size
+    log_T: int  # columns per block
+    blocks: int
+    threads: int
+    shared: int  # bytes of dynamic shared memory
+
+
+def pass_geometry(log_n: int) -> list[PassGeometry]:
+    """Launch shape of every pass (pure arithmetic, unit-tested)."""
+    logs = plan_passes(log_n)
+    out = []
+    log_S = log_n
+    for p, log_N in enumerate(logs):
+        last = p == len(logs) - 1
+        room = TILE_LOG - log_N
+        log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
+        elems = 1 << (log_N + log_T)
+        out.append(
+            PassGeometry(
+                log_N=log_N,
+                log_S=log_S,
+                log_T=log_T,
+                blocks=1 << (log_n - log_N - log_T),
+                threads=max(1, min(THREADS, elems // 2)),
+                shared=elems * 32,
+            )
+        )
+        log_S -= log_N
+    return out
+
+
+def tw_bits(log_n: int) -> int:
+    return (log_n + 1) // 2
+
+
+class _Tables:
+    """Device tables for one (n, root): per-pass-size roots and the two-level omega^e table."""
+
+    def __init__(self, rt: Runtime, omega: int, log_n: int) -> None:
+        n = 1 << log_n
+        self.wsub: dict[int, Any] = {}
+        for k in set(plan_passes(log_n)):
+            root = pow(omega, n >> k, C.R)
+            self.wsub[k] = rt.upload(powers(root, max(1, (1 << k) // 2)))
+        b = tw_bits(log_n)
+        self.lo = rt.upload(powers(omega, 1 << b))
+        self.hi = rt.upload(powers(pow(omega, 1 << b, C.R), 1 << (log_n - b)))
+
+
+def _two_level(rt: Runtime, base: int, log_n: int, start: int = 1) -> tuple[Any, Any]:
+    """(lo, hi) with start * base^e = hi[e >> b] * lo[e & (2^b - 1)]."""
+    b = tw_bits(log_n)
+    lo = rt.upload(powers(base, 1 << b))
+    hi = rt.upload(powers(pow(base, 1 << b, C.R), 1 << (log_n - b), start=start))
+    return lo, hi
+
+
+class CudaNtt:
+    """NTTs with a small LRU cache of device tables, keyed like the CPU backend's."""
+
+    def __init__(self, rt: Runtime, cache_entries: int = 8) -> None:
+        self.rt = rt
+        self._cache: OrderedDict[tuple, Any] = OrderedDict()
+        self._entries = cache_entries
+        self._lock = Lock()
+
+    def _cached(self, key: tuple, make) -> Any:
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        value = make()
+        with self._lock:
+            self._cache[key] = value
+            while len(self._cache) > self._entries:
+                self._cache.popitem(last=False)
+        return value
+
+    def tables(self, omega: int, log_n: int) -> _Tables:
+        def make() -> _Tables:
+            check_root(omega, log_n)
+            return _Tables(self.rt, omega, log_n)
+
+        return self._cached(("tw", log_n, omega), make)
+
+    def transform(self, a: Any, omega: int, *, coset: int | None, inverse: bool) -> Any:
+        rt, xp = self.rt, self.rt.xp
+        log_n = log2_exact(a.shape[0])
+        n = 1 << log_n
+        root = pow(omega, -1, C.R) if inverse else omega
+        if n == 1:
+            check_root(omega, 0)
+            return a.copy()
+        tables = self.tables(root, log_n)
+        in_lo = in_hi = out_c = out_lo = out_hi = NULL
+        out_mode = 0
+        if coset is not None and not inverse:
+            in_lo, in_hi = self._cached(("coset", log_n, coset % C.R), lambda: _two_level(rt, coset, log_n))
+        if inverse:
+            n_inv = pow(n, -1, C.R)
+            if coset is None:
+                out_mode = 1
+                out_c = self._cached(("const", n_inv), lambda: rt.upload(fr_mont(n_inv)[None]))
+            else:
+                out_mode = 2
+                g_inv = pow(coset, -1, C.R)
+                out_lo, out_hi = self._cached(
+                    ("icoset", log_n, coset % C.R), lambda: _two_level(rt, g_inv, log_n, start=n_inv)
+                )
+        geo = pass_geometry(log_n)
+        logs = [g.log_N for g in geo] + [0] * (4 - len(geo))
+        src = a
+        work = xp.empty_like(a) if len(geo) > 1 else None
+        out = xp.empty_like(a)
+        for p, g in enumerate(geo):
+            first, last = p == 0, p == len(geo) - 1
+            dst = out if last else work
+            rt.launch(
+                "ntt",
+                "ntt_pass",
+                0,
+                (
+                    src,
+                    dst,
+                    np.int32(log_n),
+                    np.int32(g.log_N),
+                    np.int32(g.log_S),
+                    np.int32(g.log_T),
+                    np.int32(len(geo)),
+                    *(np.int32(x) for x in logs),
+                    tables.wsub[g.log_N],
+                    tables.lo,
+                    tables.hi,
+                    np.int32(tw_bits(log_n)),
+                    in_lo if first else NULL,
+                    in_hi if first else NULL,
+                    np.int32(out_mode if last else 0),
+                    out_c,
+                    out_lo,
+                    out_hi,
+                ),
+                grid=g.blocks,
+                block=g.threads,
+                shared=g.shared,
+            )
+            src = dst
+        return out

@@ -1,0 +1,99 @@
+"""Sparse matrix-vector products over Fr on the device, with the matrices kept resident.
+
+A CsrMatrix (host arrays) is uploaded once, with a per-entry code marking +1 and -1
+coefficients (their products are skipped), and cached until the host object is collected:
+the same constraint system is applied to every witness of a circuit topology.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from threading import Lock
+from typing import Any
+
+import numpy as np
+
+from cuzk.algebra.fields import FR
+from cuzk.backends.base import CsrMatrix
+from cuzk.backends.cuda._runtime import Runtime
+from cuzk.errors import BackendError
+
+_ONE = FR.ones(1)[0]
+_MINUS_ONE = FR.neg(FR.ones(1))[0]
+
+
+def coefficient_codes(data: np.ndarray) -> np.ndarray:
+    """1 where the coefficient is +1, 2 where it is -1, else 0 (Montgomery rows)."""
+    codes = np.zeros(data.shape[0], dtype=np.uint8)
+    codes[(data == _ONE).all(axis=1)] = 1
+    codes[(data == _MINUS_ONE).all(axis=1)] = 2
+    return codes
+
+
+@dataclass
+class DeviceCsr:
+    rows: int
+    cols: int
+    indptr: Any
+    indices: Any
+    data: Any
+    codes: Any
+    nbytes: int
+
+
+class SpmvCache:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._mats: dict[int, DeviceCsr] = {}
+        self._lock = Lock()
+
+    def get(self, m: CsrMatrix) -> DeviceCsr:
+        key = id(m)
+        with self._lock:
+            hit = self._mats.get(key)
+        if hit is not None:
+            return hit
+        rows, cols = m.shape
+        indptr = np.ascontiguousarray(m.indptr, dtype=np.int64)
+        if indptr.shape != (rows + 1,) or indptr[-1] != m.nnz:
+            raise BackendError(f"CSR indptr has {indptr.shape[0]} entries for {rows} rows / {m.nnz} nonzeros")
+        if m.nnz and (int(m.indices.max()) >= cols or int(m.indices.min()) < 0):
+            raise BackendError(f"CSR column indices fall outside 0..{cols - 1}")
+        indices = np.ascontiguousarray(m.indices, dtype=np.int32)
+        data = np.ascontiguousarray(m.data, dtype=np.uint64)
+        codes = coefficient_codes(data)
+        nbytes = indptr.nbytes + indices.nbytes + data.nbytes + codes.nbytes
+        self.rt.reserve(nbytes, f"a {rows}x{cols} sparse matrix")
+        dev = DeviceCsr(
+            rows,
+            cols,
+            self.rt.upload(indptr),
+            self.rt.upload(indices),
+            self.rt.upload(data),
+            self.rt.upload(codes),
+            nbytes,
+        )
+        with self._lock:
+            self._mats[key] = dev
+        weakref.finalize(m, self._evict, key)
+        return dev
+
+    def _evict(self, key: int) -> None:
+        with self._lock:
+            self._mats.pop(key, None)
+
+
+def spmv(rt: Runtime, mat: DeviceCsr, w: Any) -> Any:
+    if w.shape[0] != mat.cols:
+        raise BackendError(f"matrix has {mat.cols} columns but the vector has {w.shape[0]} entries")
+    out = rt.xp.empty((mat.rows, 4), dtype=np.uint64)
+    if mat.rows:
+        rt.launch(
+            "fr",
+            "spmv_csr",
+            mat.rows,
+            (np.uint64(mat.rows), mat.indptr, mat.indices, mat.data, mat.codes, w, out),
+            block=128,
+        )
+    return out
