@@ -80,7 +80,7 @@ def _loud_warnings() -> Iterator[None]:
         file: object = None,
         line: str | None = None,
     ) -> None:
-        err_console().print(f"[bold red]WARNING:[/bold red] {message}")
+        err_console().print(f"[bold red]WARNING:[/bold red] {message}", soft_wrap=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", UnboundInputsWarning)
