@@ -164,6 +164,23 @@ class Bits:
             value = self.value * (1 - mask_row(self.n, m))[None, :]
         return Bits(self.n, self.vmask & keep, self.nmask & keep, self.cbits & keep, vars, value)
 
+    def take(self, src: list[int | None]) -> Bits:
+        """New bits where element j is element src[j] of self, or constant 0 where src[j] is None."""
+        vm = nm = cb = 0
+        for j, s in enumerate(src):
+            if s is not None:
+                b = 1 << s
+                vm |= ((self.vmask & b) >> s) << j
+                nm |= ((self.nmask & b) >> s) << j
+                cb |= ((self.cbits & b) >> s) << j
+        vars = None if self.vars is None else tuple(None if s is None else self.vars[s] for s in src)
+        value = None
+        if self.value is not None:
+            idx = np.array([0 if s is None else s for s in src], dtype=np.int64)
+            keep = np.array([s is not None for s in src], dtype=np.uint8)
+            value = self.value[:, idx] * keep[None, :]
+        return Bits(len(src), vm, nm, cb, vars, value)
+
     def lc(self, i: int, weight: int = 1) -> dict[int, int]:
         """Element i as a linear combination times weight."""
         b = 1 << i

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra.constants import R
-from cuzk.algebra.fields import FR
 from cuzk.errors import CircuitError
+from cuzk.gadgets import _fr
 from cuzk.gadgets.bits import Bits
 from cuzk.r1cs.gadget import gadget, register_leaf
 from cuzk.r1cs.lc import ONE
@@ -61,7 +61,7 @@ register_leaf(
 
 def fr_bits_le(values: np.ndarray, n: int) -> np.ndarray:
     """Canonical little-endian bits of Fr values (lanes, 4) Montgomery -> (lanes, n) uint8."""
-    canon = FR.to_canonical(np.ascontiguousarray(values))
+    canon = _fr.to_canonical(values)
     raw = canon.astype("<u8").view(np.uint8).reshape(canon.shape[0], 32)
     return np.unpackbits(raw, axis=1, bitorder="little", count=n)
 

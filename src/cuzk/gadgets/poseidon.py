@@ -30,51 +30,66 @@ from cuzk.r1cs.gadget import gadget
 from cuzk.r1cs.lc import ONE
 
 
-@njit(parallel=True, cache=True)
-def _k_permute(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace):
-    """inputs (n, t*4) -> out (n, 4) = element 1 of the permutation; trace (n, k*4) if want_trace."""
+@njit(cache=True)
+def _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i):
+    """Row i: inputs (n, t*4) -> out (n, 4) = element 1 of the permutation; trace (n, k*4) if want_trace."""
     half = rf // 2
-    for i in prange(inputs.shape[0]):
-        st = np.empty((t, 4), dtype=np.uint64)
-        nx = np.empty((t, 4), dtype=np.uint64)
+    st = np.empty((t, 4), dtype=np.uint64)
+    nx = np.empty((t, 4), dtype=np.uint64)
+    for j in range(t):
+        f_store(F, st, j, 0, f_load(F, inputs, i, 4 * j))
+    k = 0
+    c = 0
+    for r in range(rf + rp):
+        full = r < half or r >= half + rp
         for j in range(t):
-            f_store(F, st, j, 0, f_load(F, inputs, i, 4 * j))
-        k = 0
-        c = 0
-        for r in range(rf + rp):
-            full = r < half or r >= half + rp
-            for j in range(t):
-                x = f_add(F, f_load(F, st, j, 0), f_load(F, rc, c, 0))
-                c += 1
-                if full or j == 0:
-                    x2 = f_mul(F, x, x)
-                    x4 = f_mul(F, x2, x2)
-                    x = f_mul(F, x4, x)
-                    if want_trace:
-                        f_store(F, trace, i, 4 * k, x2)
-                        f_store(F, trace, i, 4 * k + 4, x4)
-                        f_store(F, trace, i, 4 * k + 8, x)
-                        k += 3
-                f_store(F, st, j, 0, x)
-            for a in range(t):
-                acc = f_zero(F)
-                for b in range(t):
-                    acc = f_add(F, acc, f_mul(F, f_load(F, mds, a * t + b, 0), f_load(F, st, b, 0)))
-                f_store(F, nx, a, 0, acc)
-            for j in range(t):
-                f_store(F, st, j, 0, f_load(F, nx, j, 0))
-        y = f_load(F, st, 1, 0)
-        f_store(F, out, i, 0, y)
-        if want_trace:
-            f_store(F, trace, i, 4 * k, y)
+            x = f_add(F, f_load(F, st, j, 0), f_load(F, rc, c, 0))
+            c += 1
+            if full or j == 0:
+                x2 = f_mul(F, x, x)
+                x4 = f_mul(F, x2, x2)
+                x = f_mul(F, x4, x)
+                if want_trace:
+                    f_store(F, trace, i, 4 * k, x2)
+                    f_store(F, trace, i, 4 * k + 4, x4)
+                    f_store(F, trace, i, 4 * k + 8, x)
+                    k += 3
+            f_store(F, st, j, 0, x)
+        for a in range(t):
+            acc = f_zero(F)
+            for b in range(t):
+                acc = f_add(F, acc, f_mul(F, f_load(F, mds, a * t + b, 0), f_load(F, st, b, 0)))
+            f_store(F, nx, a, 0, acc)
+        for j in range(t):
+            f_store(F, st, j, 0, f_load(F, nx, j, 0))
+    y = f_load(F, st, 1, 0)
+    f_store(F, out, i, 0, y)
+    if want_trace:
+        f_store(F, trace, i, 4 * k, y)
+
+
+@njit(parallel=True, cache=True)
+def _k_permute_par(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace):
+    for i in prange(inputs.shape[0]):
+        _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i)
+
+
+@njit(cache=True)
+def _k_permute_ser(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace):
+    for i in range(inputs.shape[0]):
+        _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i)
+
+
+#: Below this many permutations the parallel kernel's thread start-up costs more than it saves.
+PARALLEL_MIN = 256
 
 
 @cache
-def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray]:
+def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray, np.ndarray]:
     p = params(arity)
     rc = FR.from_ints(list(p.round_constants))
     mds = FR.from_ints([x for row in p.mds for x in row])
-    return p, rc, mds
+    return p, rc, mds, FR.from_ints([p.domain_tag])[0]
 
 
 def trace_length(arity: int) -> int:
@@ -86,17 +101,18 @@ def permute_trace(
     arity: int, inputs: np.ndarray, *, trace: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """inputs (n, arity, 4) Montgomery -> (hashes (n, 4), trace (n, trace_length, 4) or None)."""
-    p, rc, mds = _tables(arity)
+    p, rc, mds, tag = _tables(arity)
     x = np.asarray(inputs, dtype=np.uint64)
     if x.ndim != 3 or x.shape[1:] != (arity, 4):
         raise CircuitError(f"Poseidon-{arity} takes inputs of shape (n, {arity}, 4); got {x.shape}")
     n = x.shape[0]
     state = np.empty((n, p.t, 4), dtype=np.uint64)
-    state[:, 0] = FR.from_ints([p.domain_tag])[0]
+    state[:, 0] = tag
     state[:, 1:] = x
     out = np.empty((n, 4), dtype=np.uint64)
     tr = np.empty((n, trace_length(arity) * 4) if trace else (1, 4), dtype=np.uint64)
-    _k_permute(FR_TAG, state.reshape(n, -1), rc, mds, p.t, p.full_rounds, p.partial_rounds, tr, out, trace)
+    kernel = _k_permute_par if n >= PARALLEL_MIN else _k_permute_ser
+    kernel(FR_TAG, state.reshape(n, -1), rc, mds, p.t, p.full_rounds, p.partial_rounds, tr, out, trace)
     return out, (tr.reshape(n, -1, 4) if trace else None)
 
 

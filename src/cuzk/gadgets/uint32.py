@@ -25,6 +25,9 @@ def constant(x: int) -> Bits:
     return Bits.constant(32, x & MASK32)
 
 
+_ROT = [(np.arange(32) + k) % 32 for k in range(32)]
+
+
 def _rot_mask(m: int, k: int) -> int:
     return ((m >> k) | (m << (32 - k))) & MASK32
 
@@ -40,7 +43,7 @@ def rotr(a: Bits, k: int) -> Bits:
         _rot_mask(a.nmask, k),
         _rot_mask(a.cbits, k),
         None if a.vars is None else a.vars[k:] + a.vars[:k],
-        None if a.value is None else np.roll(a.value, -k, axis=1),
+        None if a.value is None else a.value[:, _ROT[k]],
     )
 
 

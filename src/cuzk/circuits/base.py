@@ -1,0 +1,222 @@
+"""The workload-circuit protocol: schema, synthesis, instances, and the cached recording.
+
+A circuit declares the arrays an instance holds (`schema`), writes its
+constraints once with the bellman-style API (`synthesize`, reading instance
+values through a view), and generates valid instances natively (`random_instance`).
+Everything per proof then goes through the recorded witness program:
+
+    topo = c.topology()          # recorded once, cached on disk
+    wit = c.witness(inst)        # the program, vectorized
+    topo.check(wit)
+
+`c.direct(inst)` runs the same synthesis with concrete values instead (the
+bellman path); tests hold the two to bit-for-bit equality.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuzk.algebra.fields import FR
+from cuzk.errors import CircuitError
+from cuzk.r1cs import ConstraintSystem, Recording, SourceRef, Topology, Witness, WitnessProgram
+from cuzk.r1cs import cache as rcache
+
+Schema = dict[str, tuple[str, tuple[int, ...]]]
+
+
+@dataclass
+class Instance(Mapping[str, np.ndarray]):
+    """One statement and its private data: named arrays (bits uint8, Fr (..., 4) Montgomery)."""
+
+    circuit: str
+    arrays: dict[str, np.ndarray]
+    seed: int | None = None
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.arrays)
+
+    def __len__(self) -> int:
+        return len(self.arrays)
+
+    def copy(self) -> Instance:
+        return Instance(self.circuit, {k: v.copy() for k, v in self.arrays.items()}, self.seed)
+
+
+class SourceView:
+    """What `synthesize` reads while recording: references, not values."""
+
+    def bits(self, name: str, *index: int) -> SourceRef:
+        return SourceRef(name, tuple(index))
+
+    def field(self, name: str, *index: int) -> SourceRef:
+        return SourceRef(name, tuple(index))
+
+
+class ValuesView:
+    """What `synthesize` reads on the direct path: the instance's values, one lane."""
+
+    def __init__(self, inst: Mapping[str, np.ndarray]) -> None:
+        self.inst = inst
+
+    def bits(self, name: str, *index: int) -> np.ndarray:
+        return np.asarray(self.inst[name][index], dtype=np.uint8)[None]
+
+    def field(self, name: str, *index: int) -> np.ndarray:
+        return np.asarray(self.inst[name][index], dtype=np.uint64).reshape(1, 4)
+
+
+@cache
+def code_version() -> str:
+    """A hash of the r1cs, gadgets and circuits sources: any change there re-records cached shapes."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.blake2b(digest_size=8)
+    for sub in ("r1cs", "gadgets", "circuits"):
+        for p in sorted((root / sub).glob("*.py")):
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+@dataclass
+class Circuit(ABC):
+    """A registered workload circuit at one scale."""
+
+    name: str
+    description: str
+    scale: str
+    params: dict[str, Any]
+    _recording: tuple[Topology, WitnessProgram] | None = field(default=None, repr=False)
+    cache_status: str = field(default="", repr=False)
+    record_seconds: float | None = field(default=None, repr=False)
+
+    @property
+    def family(self) -> str:
+        return self.name.rsplit("-", 1)[0]
+
+    # --- what each circuit provides ---------------------------------------------------
+    @abstractmethod
+    def schema(self) -> Schema:
+        """name -> (kind 'bits' | 'field', shape without the limb axis) of every instance array."""
+
+    @abstractmethod
+    def synthesize(self, cs: Any, inst: Any) -> None:
+        """Write the constraints; read instance data only through inst.bits / inst.field."""
+
+    @abstractmethod
+    def _generate(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """A valid instance's arrays."""
+
+    @abstractmethod
+    def estimate_constraints(self) -> int:
+        """A close estimate of the constraint count, without recording (for listings)."""
+
+    # --- recording and the per-proof path ---------------------------------------------
+    def spec(self) -> dict[str, Any]:
+        return {"circuit": self.name, "params": self.params, "code": code_version()}
+
+    def cache_path(self) -> Path:
+        return rcache.cache_dir() / f"{self.name}-{rcache.spec_key(self.spec())}.npz"
+
+    def record(self) -> tuple[Topology, WitnessProgram]:
+        """Record the topology and witness program (no cache)."""
+        cs = ConstraintSystem(values=False)
+        self.synthesize(cs, SourceView())
+        rec = cs.finish(self.schema())
+        return rec.topology, rec.program
+
+    def _load(self, use_cache: bool = True) -> tuple[Topology, WitnessProgram]:
+        if self._recording is None:
+            t0 = time.perf_counter()
+            if use_cache:
+                topo, program, status = rcache.load_or_record(self.cache_path(), self.spec(), self.record)
+            else:
+                (topo, program), status = self.record(), "recorded (cache off)"
+            self.record_seconds = time.perf_counter() - t0
+            self.cache_status = status
+            self._recording = (topo, program)
+        return self._recording
+
+    def topology(self, *, use_cache: bool = True) -> Topology:
+        return self._load(use_cache)[0]
+
+    def program(self, *, use_cache: bool = True) -> WitnessProgram:
+        return self._load(use_cache)[1]
+
+    def forget(self) -> None:
+        """Drop the in-memory recording (the disk cache stays)."""
+        self._recording = None
+        self.cache_status = ""
+
+    def random_instance(self, seed: int = 0) -> Instance:
+        """A valid instance, reproducible from the seed."""
+        arrays = self._generate(np.random.default_rng(seed))
+        self._check_schema(arrays)
+        return Instance(self.name, arrays, seed)
+
+    def _check_schema(self, arrays: Mapping[str, np.ndarray]) -> None:
+        for name, (kind, shape) in self.schema().items():
+            a = arrays.get(name)
+            want = shape if kind == "bits" else (*shape, 4)
+            if a is None or a.shape != want:
+                raise CircuitError(f"{self.name}: instance[{name!r}] should have shape {want}")
+
+    def witness(self, inst: Mapping[str, np.ndarray]) -> Witness:
+        """The full assignment, computed by the recorded witness program."""
+        self._check_instance(inst)
+        return self.program().run(inst)
+
+    def public_inputs(self, inst: Mapping[str, np.ndarray]) -> list[int]:
+        """Canonical public inputs in input order, without ONE (== FR.to_ints(witness.inputs[1:]))."""
+        self._check_instance(inst)
+        program = self.program()
+        ni = program.num_inputs
+        inputs = np.zeros((ni, 4), dtype=np.uint64)
+        inputs[0] = FR.one()
+        for s in program.sources:
+            if s.kind == "field" and (s.cols < ni).all():
+                inputs[s.cols.reshape(-1)] = np.asarray(inst[s.name]).reshape(-1, 4)
+        return FR.to_ints(inputs[1:])
+
+    def direct(self, inst: Mapping[str, np.ndarray]) -> Recording:
+        """Synthesize with concrete values through the plain bellman-style API (slow; for tests)."""
+        self._check_instance(inst)
+        cs = ConstraintSystem()
+        self.synthesize(cs, ValuesView(inst))
+        return cs.finish()
+
+    def _check_instance(self, inst: Mapping[str, np.ndarray]) -> None:
+        if isinstance(inst, Instance) and inst.circuit != self.name:
+            raise CircuitError(f"an instance of {inst.circuit} was given to {self.name}")
+
+    def corrupt(self, inst: Instance, seed: int = 0) -> Instance:
+        """A copy with one private value changed, so that no witness satisfies it (for tests)."""
+        rng = np.random.default_rng(seed)
+        out = inst.copy()
+        private = sorted(k for k in out.arrays if k != "public")
+        name = private[int(rng.integers(len(private)))]
+        a = out.arrays[name]
+        kind = self.schema()[name][0]
+        if kind == "bits":
+            flat = a.reshape(-1)
+            flat[int(rng.integers(flat.size))] ^= 1
+        else:
+            rows = a.reshape(-1, 4)
+            i = int(rng.integers(rows.shape[0]))
+            rows[i] = FR.add(rows[i : i + 1], FR.one()[None])[0]
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "scale": self.scale, "description": self.description, **self.params}
