@@ -14,7 +14,13 @@ import sys
 
 from cuzk import __version__
 
-COMMAND_MODULES: tuple[str, ...] = ("cuzk.cli.prove", "cuzk.cli.groth16", "cuzk.cli.selftest")
+COMMAND_MODULES: tuple[str, ...] = (
+    "cuzk.cli.prove",
+    "cuzk.cli.groth16",
+    "cuzk.cli.selftest",
+    "cuzk.cli.circuits",
+    "cuzk.cli.bench",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

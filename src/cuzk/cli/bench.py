@@ -1,0 +1,119 @@
+"""`cuzk bench`: microbenchmarks, one sub-command each (registered in SUBCOMMANDS).
+
+`cuzk bench synth --circuit NAME` times per-proof synthesis without a GPU or
+an SRS: the witness program, the three sparse products a = A.w, b = B.w,
+c = C.w, and the density step (gathering the scalars of the A and B queries),
+and prints per-step medians, constraints per second, and peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import resource
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
+
+
+def _register_synth(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("synth", help="synthesis-only microbenchmark: witness program + A.w, B.w, C.w")
+    p.add_argument("--circuit", required=True, help="a registered circuit (see `cuzk circuits`)")
+    p.add_argument("--iterations", type=int, default=5, help="timed runs after one warm-up (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="instance seed")
+    p.add_argument("--backend", default="cpu", help="backend for the sparse products (cpu | cuda | auto)")
+    p.add_argument("--profile", action="store_true", help="add a cProfile summary of the top functions")
+    p.add_argument("--no-cache", action="store_true", help="record the topology instead of using the cache")
+    p.set_defaults(func=run_synth)
+
+
+#: name -> function adding that sub-command's parser to `cuzk bench`'s sub-parsers.
+SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {"synth": _register_synth}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="benchmarks (synth, ...)")
+    bench_sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
+    for reg in SUBCOMMANDS.values():
+        reg(bench_sub)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def synth_once(c: Any, topo: Any, inst: Any, backend: Any, tl: Any) -> None:
+    """One per-proof synthesis, each step in a span of the timeline."""
+    import numpy as np
+
+    with tl.span("witness"):
+        wit = c.witness(inst)
+    w = backend.to_device(wit.full())
+    for name, m in (("matvec_a", topo.A), ("matvec_b", topo.B), ("matvec_c", topo.C)):
+        with tl.span(name):
+            backend.spmv(m, w)
+            backend.synchronize()
+    with tl.span("density"):
+        ni = topo.num_inputs
+        np.concatenate([wit.inputs, wit.aux[topo.a_aux_density]])
+        np.concatenate([wit.inputs[topo.b_input_density], wit.aux[topo.b_aux_density]])
+    _ = ni
+
+
+def run_synth(args: argparse.Namespace) -> int:
+    import numba
+
+    from cuzk.backends import get_backend
+    from cuzk.circuits import get_circuit
+    from cuzk.errors import CuzkError
+    from cuzk.instrument.spans import Timeline
+
+    if args.iterations < 1:
+        raise CuzkError("--iterations must be at least 1")
+    c = get_circuit(args.circuit)
+    backend = get_backend(args.backend)
+    t0 = time.perf_counter()
+    topo = c.topology(use_cache=not args.no_cache)
+    print(
+        f"circuit {c.name}: {topo.num_constraints:,} constraints, {topo.num_aux:,} aux, {topo.num_inputs} inputs"
+    )
+    print(f"topology: {c.cache_status} in {time.perf_counter() - t0:.2f} s; hash {topo.hash[:16]}")
+    inst = c.random_instance(args.seed)
+    topo.check(c.witness(inst))  # warm-up (numba compiles) and a correctness check
+    tracemalloc.start()
+    synth_once(c, topo, inst, backend, Timeline())
+    _, traced_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    profiler = cProfile.Profile() if args.profile else None
+    runs = []
+    for _ in range(args.iterations):
+        tl = Timeline(job=c.name)
+        if profiler:
+            profiler.enable()
+        t = time.perf_counter()
+        synth_once(c, topo, inst, backend, tl)
+        total = time.perf_counter() - t
+        if profiler:
+            profiler.disable()
+        runs.append((tl.totals(), total))
+    threads = numba.get_num_threads()
+    print(f"backend {backend.name}, {threads} threads, {args.iterations} iterations (medians):")
+    for step in STEPS:
+        med = statistics.median(r[0].get(step, 0.0) for r in runs)
+        print(f"  {step:10s} {1e3 * med:10.2f} ms")
+    total = statistics.median(r[1] for r in runs)
+    rate = topo.num_constraints / total
+    print(f"  {'total':10s} {1e3 * total:10.2f} ms")
+    print(f"constraints/s: {rate / 1e6:.3f} M total, {rate / threads / 1e6:.3f} M per core ({threads} cores)")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"peak memory: {traced_peak / 2**20:.1f} MiB allocated by one synthesis; process peak RSS {rss:.1f} MiB"
+    )
+    if profiler:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(20)
+        print(out.getvalue())
+    return 0
