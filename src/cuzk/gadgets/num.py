@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra.constants import R
+from cuzk.algebra.fields import FR
 from cuzk.errors import CircuitError
 from cuzk.gadgets import _fr
 from cuzk.gadgets.bits import Bits
@@ -32,13 +33,14 @@ class Num:
 
     @classmethod
     def alloc(cls, cs: Any, value: Any = None) -> Num:
-        v = cs.alloc(value)
-        return cls(v, np.asarray(value, dtype=np.uint64).reshape(-1, 4) if cs.values else None)
+        """A new aux variable; value is one Fr row, an int, or (recording) a SourceRef."""
+        value = _as_fr(value) if cs.values else value
+        return cls(cs.alloc(value), value if cs.values else None)
 
     @classmethod
     def alloc_input(cls, cs: Any, value: Any = None) -> Num:
-        v = cs.alloc_input(value)
-        return cls(v, np.asarray(value, dtype=np.uint64).reshape(-1, 4) if cs.values else None)
+        value = _as_fr(value) if cs.values else value
+        return cls(cs.alloc_input(value), value if cs.values else None)
 
     def lc(self) -> dict[int, int]:
         if self.var is None:
@@ -52,6 +54,12 @@ class Num:
 
     def cuzk_map_vars(self, f: Any) -> Num:
         return Num(None if self.var is None else f(self.var), self.value)
+
+
+def _as_fr(value: Any) -> np.ndarray:
+    if isinstance(value, (int, np.integer)):
+        return FR.from_ints([int(value) % R])
+    return np.asarray(value, dtype=np.uint64).reshape(-1, 4)
 
 
 register_leaf(
