@@ -46,6 +46,11 @@ def satisfied(constraints: list[tuple[Lc, Lc, Lc]], w: list[int]) -> bool:
 
 
 def toy(x: int = 3, y: int = 11) -> tuple[R1cs, list[int]]:
+    r1cs, w, _ = toy_constraints(x, y)
+    return r1cs, w
+
+
+def toy_constraints(x: int = 3, y: int = 11) -> tuple[R1cs, list[int], list[tuple[Lc, Lc, Lc]]]:
     """out = x^3 + 3x + 5 + 7y (public output), y public input, x private; wire 7 is in no constraint.
 
     Wires: 0 ONE, 1 out, 2 y, 3 x, 4 x^2, 5 x^3, 6 t = (y + 2)(x - 1), 7 unused.
@@ -59,7 +64,7 @@ def toy(x: int = 3, y: int = 11) -> tuple[R1cs, list[int]]:
     out = (x**3 + 3 * x + 5 + 7 * y) % C.R
     w = [1, out, y, x, x * x % C.R, x**3 % C.R, (y + 2) * (x - 1) % C.R, 12345]
     assert satisfied(constraints, w)
-    return make_r1cs(8, 1, 1, 1, constraints), w
+    return make_r1cs(8, 1, 1, 1, constraints), w, constraints
 
 
 def random_circuit(
@@ -98,3 +103,27 @@ def random_circuit(
 
 def witness_array(w: list[int]) -> np.ndarray:
     return FR.from_ints(w)
+
+
+class NativeSystem:
+    """A circom R1CS in the native prover's shape: inputs = ONE and the public signals, plus
+    bellperson's x_i * 0 = 0 row per input (so the native key binds every input)."""
+
+    def __init__(self, n_wires: int, n_public: int, constraints: list[tuple[Lc, Lc, Lc]]) -> None:
+        self.num_inputs = 1 + n_public
+        self.num_aux = n_wires - self.num_inputs
+        rows = constraints + [({i: 1}, {}, {}) for i in range(self.num_inputs)]
+        self.num_constraints = len(rows)
+        self.A, self.B, self.C = (csr([row[k] for row in rows], n_wires) for k in range(3))
+
+    def constraint_name(self, i: int) -> str:
+        return f"constraint {i}"
+
+    def witness(self, w: list[int]) -> NativeWitness:
+        full = witness_array(w)
+        return NativeWitness(full[: self.num_inputs], full[self.num_inputs :])
+
+
+class NativeWitness:
+    def __init__(self, inputs: np.ndarray, aux: np.ndarray) -> None:
+        self.inputs, self.aux = inputs, aux

@@ -182,3 +182,16 @@ def test_key_without_contribution_warns(circuit: Circuit, capsys: pytest.Capture
     assert ok  # the hazard the warning is about
     assert _cuzk("verify", d / "weak_vk.json", wrong, d / "wp.json") == 0
     assert "bound by nothing" in capsys.readouterr().err
+
+
+def test_snarkjs_verifies_exported_native_proofs(circuit: Circuit, native: dict[str, Path]) -> None:
+    out = circuit.dir / "native"
+    assert main(["export", "snarkjs", str(native["vk"]), str(out), "--proof", str(native["proof"]),
+                 "--public", str(native["public"])]) == 0  # fmt: skip
+    for i in range(2):
+        ok, text = circuit.snarkjs_verify(
+            out / "verification_key.json", out / f"public_{i}.json", out / f"proof_{i}.json"
+        )
+        assert ok, text
+    ok, _ = circuit.snarkjs_verify(out / "verification_key.json", out / "public_0.json", out / "proof_1.json")
+    assert not ok

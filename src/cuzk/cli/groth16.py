@@ -57,6 +57,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     _backend_arg(p)
     p.set_defaults(func=cmd_setup)
 
+    e = sub.add_parser("export", help="export native keys and proofs to other tools' formats")
+    targets = e.add_subparsers(dest="export_target", metavar="TARGET")
+    e.set_defaults(func=lambda _args: e.print_help() or 2)
+    p = targets.add_parser(
+        "snarkjs", help="a native .vk (and proofs) as verification_key.json, proof.json, public.json"
+    )
+    p.add_argument("vk", type=Path, help="a native (bellperson-format) .vk file")
+    p.add_argument("out", type=Path, help="directory for the JSON files")
+    p.add_argument(
+        "--proof", type=Path, help="native proof bytes (192 per proof, e.g. from `cuzk prove --out`)"
+    )
+    p.add_argument("--public", type=Path, help="their public inputs (`cuzk prove --public-out`)")
+    p.set_defaults(func=cmd_export_snarkjs)
+
 
 def _backend_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -165,4 +179,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
     say("done")
     if args.timing:
         err_console().print(phase_table(tl, f"groth16 setup ({backend.name})"))
+    return 0
+
+
+def cmd_export_snarkjs(args: argparse.Namespace) -> int:
+    from cuzk.interop.export import export_native_files
+
+    for path in export_native_files(args.vk, args.out, args.proof, args.public):
+        print(path)
     return 0
