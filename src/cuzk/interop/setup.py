@@ -105,10 +105,8 @@ def setup_zkey(
     n_vars, n_pub, n_c = r1cs.n_wires, r1cs.n_public, r1cs.n_constraints
     domain = snarkjs_domain_size(n_c, n_pub)
     log_n = domain.bit_length() - 1
-    if log_n + 1 > MAX_LOG_N:
-        raise SetupError(
-            f"{n_c} constraints need a domain of 2^{log_n}; cuzk supports up to 2^{MAX_LOG_N - 1} here"
-        )
+    if log_n > MAX_LOG_N:
+        raise SetupError(f"{n_c} constraints need a domain of 2^{log_n}; cuzk supports up to 2^{MAX_LOG_N}")
     omega = C.root_of_unity(log_n, C.SNARKJS_GENERATOR)
     tau, alpha, beta, gamma, delta = (_nonzero() for _ in range(5))
     if pow(tau, 2 * domain, C.R) == 1:  # tau on the doubled domain: probability ~2^-230
