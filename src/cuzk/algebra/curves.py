@@ -14,6 +14,7 @@ import numpy as np
 
 from cuzk.algebra import _curve_kernels as K
 from cuzk.algebra import constants as C
+from cuzk.algebra._parallel import threads_for
 from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field
 
 _CHUNK = 4096  # rows per Montgomery-trick run: one inversion amortized over many
@@ -94,14 +95,16 @@ class Curve:
         """Per point: on the curve (the encoded infinity counts as on it)."""
         rows = self._aff(a)
         out = np.empty(rows.shape[0], dtype=np.bool_)
-        K.k_on_curve(self.tag, rows, out)
+        with threads_for(rows.shape[0] * 4 * self.field.mul_cost):
+            K.k_on_curve(self.tag, rows, out)
         return out
 
     def in_subgroup(self, a: np.ndarray) -> np.ndarray:
         """Per point (assumed on the curve): in the order-r subgroup (Scott's endomorphism tests)."""
         rows = self._aff(a)
         out = np.empty(rows.shape[0], dtype=np.bool_)
-        K.k_in_subgroup(self.tag, rows, out)
+        with threads_for(rows.shape[0] * 1500 * self.field.mul_cost):
+            K.k_in_subgroup(self.tag, rows, out)
         return out
 
     def is_identity(self, a: np.ndarray) -> np.ndarray:
@@ -112,14 +115,16 @@ class Curve:
     def to_jacobian(self, a: np.ndarray) -> np.ndarray:
         rows = self._aff(a)
         out = self._new_jac(rows.shape[0])
-        K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], self._jac_w))
+        with threads_for(rows.shape[0] * 1 * self.field.mul_cost):
+            K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], self._jac_w))
         return out
 
     def to_affine(self, a: np.ndarray) -> np.ndarray:
         """Batched: one field inversion per chunk of points."""
         rows = self._jac(a)
         out = self._new_aff(rows.shape[0])
-        K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], self._aff_w), _chunks(rows.shape[0]))
+        with threads_for(rows.shape[0] * 6 * self.field.mul_cost):
+            K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], self._aff_w), _chunks(rows.shape[0]))
         return out
 
     # --- group law ------------------------------------------------------------------------
@@ -127,14 +132,16 @@ class Curve:
         """Jacobian + Jacobian."""
         ra, rb = self._jac(a), self._jac(b)
         out = self._new_jac(ra.shape[0])
-        K.k_jac_add(self.tag, ra, rb, out.reshape(ra.shape))
+        with threads_for(ra.shape[0] * 16 * self.field.mul_cost):
+            K.k_jac_add(self.tag, ra, rb, out.reshape(ra.shape))
         return out
 
     def add_mixed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Jacobian + affine."""
         ra, rb = self._jac(a), self._aff(b)
         out = self._new_jac(ra.shape[0])
-        K.k_jac_madd(self.tag, ra, rb, out.reshape(ra.shape))
+        with threads_for(ra.shape[0] * 11 * self.field.mul_cost):
+            K.k_jac_madd(self.tag, ra, rb, out.reshape(ra.shape))
         return out
 
     def add_affine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -143,20 +150,23 @@ class Curve:
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
         out = self._new_aff(ra.shape[0])
-        K.k_affine_add(self.tag, ra, rb, out.reshape(ra.shape), _chunks(ra.shape[0]))
+        with threads_for(ra.shape[0] * 8 * self.field.mul_cost):
+            K.k_affine_add(self.tag, ra, rb, out.reshape(ra.shape), _chunks(ra.shape[0]))
         return out
 
     def double(self, a: np.ndarray) -> np.ndarray:
         ra = self._jac(a)
         out = self._new_jac(ra.shape[0])
-        K.k_jac_dbl(self.tag, ra, out.reshape(ra.shape))
+        with threads_for(ra.shape[0] * 7 * self.field.mul_cost):
+            K.k_jac_dbl(self.tag, ra, out.reshape(ra.shape))
         return out
 
     def neg(self, a: np.ndarray) -> np.ndarray:
         """Affine negation."""
         ra = self._aff(a)
         out = self._new_aff(ra.shape[0])
-        K.k_affine_neg(self.tag, ra, out.reshape(ra.shape))
+        with threads_for(ra.shape[0] * 1 * self.field.mul_cost):
+            K.k_affine_neg(self.tag, ra, out.reshape(ra.shape))
         return out
 
     def scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
@@ -166,7 +176,8 @@ class Curve:
         if canon.shape[0] != ra.shape[0]:
             raise ValueError(f"length mismatch: {ra.shape[0]} points, {canon.shape[0]} scalars")
         out = self._new_jac(ra.shape[0])
-        K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w))
+        with threads_for(ra.shape[0] * 3500 * self.field.mul_cost):
+            K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w))
         return out
 
     def sum(self, a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -177,7 +188,8 @@ class Curve:
             raise ValueError("mask must have one entry per point")
         chunks = max(1, min(64, ra.shape[0] // 2048))
         partial = self._new_jac(chunks)
-        K.k_masked_sum(self.tag, ra, m, partial.reshape(chunks, -1))
+        with threads_for(ra.shape[0] * 10 * self.field.mul_cost):
+            K.k_masked_sum(self.tag, ra, m, partial.reshape(chunks, -1))
         return self.sum_jacobian(partial)
 
     def sum_jacobian(self, a: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ import numpy as np
 from cuzk.algebra import _field_kernels as K
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import FQ2_TAG, FQ_TAG, FR_TAG, FieldTag
+from cuzk.algebra._parallel import threads_for
 from cuzk.errors import NonCanonicalError
 
 LIMB = np.uint64
@@ -46,7 +47,9 @@ def limbs_to_ints(limbs: np.ndarray) -> list[int]:
 class Field:
     """A field whose elements are fixed-width limb runs; all methods are batched."""
 
-    def __init__(self, name: str, tag: FieldTag, modulus: int, elem_shape: tuple[int, ...]) -> None:
+    def __init__(
+        self, name: str, tag: FieldTag, modulus: int, elem_shape: tuple[int, ...], mul_cost: int
+    ) -> None:
         self.name = name
         self.tag = tag
         self.modulus = modulus  # of the prime (base) field
@@ -55,6 +58,7 @@ class Field:
         self.degree = 1 if len(elem_shape) == 1 else elem_shape[0]
         self.base_limbs = elem_shape[-1]
         self.nbytes = (modulus.bit_length() + 7) // 8  # of one prime-field coordinate
+        self.mul_cost = mul_cost  # one multiplication, in Fr multiplications (for threads_for)
 
     def __repr__(self) -> str:
         return f"Field({self.name})"
@@ -87,17 +91,19 @@ class Field:
     def from_canonical(self, limbs: np.ndarray) -> np.ndarray:
         """Canonical limbs -> Montgomery form; rejects any coordinate >= the modulus."""
         rows = self._rows(np.asarray(limbs, dtype=LIMB))
-        bad = K.k_first_noncanonical(self.tag, rows)
+        bad = K.k_first_noncanonical(self.tag, rows)  # serial: stops at the first bad row
         if bad >= 0:
             raise NonCanonicalError(f"{self.name} element {bad} is not below the modulus")
         out = self.empty(rows.shape[0])
-        K.k_from_canon(self.tag, rows, out.reshape(rows.shape))
+        with threads_for(rows.shape[0] * self.mul_cost):
+            K.k_from_canon(self.tag, rows, out.reshape(rows.shape))
         return out
 
     def to_canonical(self, a: np.ndarray) -> np.ndarray:
         rows = self._rows(a)
         out = self.empty(rows.shape[0])
-        K.k_to_canon(self.tag, rows, out.reshape(rows.shape))
+        with threads_for(rows.shape[0] * self.mul_cost):
+            K.k_to_canon(self.tag, rows, out.reshape(rows.shape))
         return out
 
     def from_ints(self, values: Sequence, *, reduce: bool = False) -> np.ndarray:
@@ -127,13 +133,15 @@ class Field:
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
         out = self.empty(ra.shape[0])
-        kernel(self.tag, ra, rb, out.reshape(ra.shape))
+        with threads_for(ra.shape[0] * self.mul_cost):
+            kernel(self.tag, ra, rb, out.reshape(ra.shape))
         return out
 
     def _unary(self, kernel, a: np.ndarray, *extra) -> np.ndarray:
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
-        kernel(self.tag, ra, *extra, out.reshape(ra.shape))
+        with threads_for(ra.shape[0] * self.mul_cost):
+            kernel(self.tag, ra, *extra, out.reshape(ra.shape))
         return out
 
     def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -166,7 +174,8 @@ class Field:
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
         chunks = max(1, min(64, ra.shape[0] // 1024))
-        K.k_batch_inv(self.tag, ra, out.reshape(ra.shape), chunks)
+        with threads_for(ra.shape[0] * 3 * self.mul_cost):
+            K.k_batch_inv(self.tag, ra, out.reshape(ra.shape), chunks)
         return out
 
     def powers(self, base: np.ndarray, n: int, start: np.ndarray | None = None) -> np.ndarray:
@@ -184,7 +193,8 @@ class Field:
     def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ra, rb = self._rows(a), self._rows(b)
         out = np.empty(ra.shape[0], dtype=np.bool_)
-        K.k_eq_rows(self.tag, ra, rb, out)
+        with threads_for(ra.shape[0]):
+            K.k_eq_rows(self.tag, ra, rb, out)
         return out
 
     def is_zero(self, a: np.ndarray) -> np.ndarray:
@@ -218,6 +228,6 @@ def _below(rows: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return lt
 
 
-FR = Field("Fr", FR_TAG, C.R, (C.FR_LIMBS,))
-FQ = Field("Fq", FQ_TAG, C.Q, (C.FQ_LIMBS,))
-FQ2 = Field("Fq2", FQ2_TAG, C.Q, (2, C.FQ_LIMBS))
+FR = Field("Fr", FR_TAG, C.R, (C.FR_LIMBS,), mul_cost=1)
+FQ = Field("Fq", FQ_TAG, C.Q, (C.FQ_LIMBS,), mul_cost=2)
+FQ2 = Field("Fq2", FQ2_TAG, C.Q, (2, C.FQ_LIMBS), mul_cost=6)

@@ -19,6 +19,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+from cuzk.cli.bench_single import register as _register_single
+
 STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
 
 
@@ -34,11 +36,14 @@ def _register_synth(sub: argparse._SubParsersAction) -> None:
 
 
 #: name -> function adding that sub-command's parser to `cuzk bench`'s sub-parsers.
-SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {"synth": _register_synth}
+SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+    "synth": _register_synth,
+    "single": _register_single,
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="benchmarks (synth, ...)")
+    p = sub.add_parser("bench", help="benchmarks: single (prove), synth (synthesis only)")
     bench_sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     for reg in SUBCOMMANDS.values():
         reg(bench_sub)

@@ -30,6 +30,7 @@ from cuzk.algebra._jit_curves import (
     xyzz_to_jac,
 )
 from cuzk.algebra._jit_fields import f_load, f_neg, f_one, f_store
+from cuzk.algebra._parallel import threads_for
 from cuzk.algebra.curves import Curve
 from cuzk.algebra.fields import FR
 
@@ -148,7 +149,8 @@ def pippenger(curve: Curve, bases_rows: np.ndarray, idx: np.ndarray, canon: np.n
     digits = np.empty((canon.shape[0], windows), dtype=np.int64)
     _signed_digits(canon, c, windows, digits)
     sums = np.empty((windows, 3 * curve.field.width), dtype=np.uint64)
-    _window_sums(curve.tag, bases_rows, idx, digits, c, sums)
+    with threads_for(canon.shape[0] * windows * 10 * curve.field.mul_cost):
+        _window_sums(curve.tag, bases_rows, idx, digits, c, sums)
     out = np.empty((1, 3 * curve.field.width), dtype=np.uint64)
     _combine_windows(curve.tag, sums, c, out)
     return out.reshape(curve.jac_shape)
@@ -180,7 +182,8 @@ def msm(curve: Curve, bases_rows: np.ndarray, scalars: np.ndarray, window: int |
 def _masked_sum(curve: Curve, bases_rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     chunks = max(1, min(64, int(mask.sum()) // 2048))
     partial = np.empty((chunks, 3 * curve.field.width), dtype=np.uint64)
-    k_masked_sum(curve.tag, bases_rows, mask, partial)
+    with threads_for(int(mask.sum()) * 10 * curve.field.mul_cost):
+        k_masked_sum(curve.tag, bases_rows, mask, partial)
     return curve.sum_jacobian(partial.reshape(chunks, *curve.jac_shape))
 
 
@@ -243,9 +246,12 @@ def fixed_base_mul(curve: Curve, base: np.ndarray, scalars: np.ndarray) -> np.nd
     table_j = np.empty((windows * ((1 << c) - 1), 3 * width), dtype=np.uint64)
     _fill_table(curve.tag, np.ascontiguousarray(base).reshape(1, -1), c, windows, table_j)
     table = np.empty((table_j.shape[0], 2 * width), dtype=np.uint64)
-    k_jac_to_affine(curve.tag, table_j, table, max(1, table_j.shape[0] // 4096))
+    with threads_for(table_j.shape[0] * 6 * curve.field.mul_cost):
+        k_jac_to_affine(curve.tag, table_j, table, max(1, table_j.shape[0] // 4096))
     jac = np.empty((n, 3 * width), dtype=np.uint64)
-    _fixed_base(curve.tag, table, canon, c, windows, jac)
+    with threads_for(n * windows * 11 * curve.field.mul_cost):
+        _fixed_base(curve.tag, table, canon, c, windows, jac)
     out = np.empty((n, 2 * width), dtype=np.uint64)
-    k_jac_to_affine(curve.tag, jac, out, max(1, min(256, n // 4096)))
+    with threads_for(n * 6 * curve.field.mul_cost):
+        k_jac_to_affine(curve.tag, jac, out, max(1, min(256, n // 4096)))
     return out.reshape(n, *curve.affine_shape)

@@ -17,6 +17,7 @@ from numba import njit, prange
 
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import FR_TAG, f_add, f_load, f_mul, f_store, f_sub
+from cuzk.algebra._parallel import threads_for
 from cuzk.algebra.fields import FR, int_to_limbs
 
 MAX_LOG_N = 28
@@ -47,7 +48,8 @@ def powers(base: int, n: int, start: int = 1) -> np.ndarray:
     chunk_starts = [start * pow(base, k * step, C.R) % C.R for k in range(-(-n // step))]
     starts = np.stack([fr_mont(s) for s in chunk_starts]) if chunk_starts else np.zeros((0, 4), np.uint64)
     out = np.empty((n, C.FR_LIMBS), dtype=np.uint64)
-    _powers_parallel(FR_TAG, starts, fr_mont(base)[None], out, step)
+    with threads_for(n):
+        _powers_parallel(FR_TAG, starts, fr_mont(base)[None], out, step)
     return out
 
 
@@ -168,30 +170,35 @@ class CpuNtt:
         log_n = log2_exact(rows.shape[0])
         tw = self._twiddles(omega, log_n)
         out = np.empty_like(rows)
-        _bit_reverse_copy(rows, out, log_n)
         n = rows.shape[0]
-        half = 1
-        while half < n:
-            stride = n // (2 * half)
-            if tw.full is not None:
-                _stage_full(FR_TAG, out, tw.full, half, stride)
-            else:
-                _stage_split(FR_TAG, out, tw.hi, tw.lo, half, stride, _SPLIT_BITS)
-            half *= 2
+        with threads_for(n // 2):  # per stage: n/2 butterflies
+            _bit_reverse_copy(rows, out, log_n)
+            half = 1
+            while half < n:
+                stride = n // (2 * half)
+                if tw.full is not None:
+                    _stage_full(FR_TAG, out, tw.full, half, stride)
+                else:
+                    _stage_split(FR_TAG, out, tw.hi, tw.lo, half, stride, _SPLIT_BITS)
+                half *= 2
         return out
 
     def ntt(self, a: np.ndarray, omega: int, coset: int | None = None) -> np.ndarray:
         if coset is not None:
             a = a.copy()
-            _scale_by(FR_TAG, FR._rows(a), powers(coset, a.shape[0]))
+            factors = powers(coset, a.shape[0])
+            with threads_for(a.shape[0]):
+                _scale_by(FR_TAG, FR._rows(a), factors)
         return self._transform(a, omega)
 
     def intt(self, a: np.ndarray, omega: int, coset: int | None = None) -> np.ndarray:
         n = a.shape[0]
         out = self._transform(a, pow(omega, -1, C.R))
         n_inv = pow(n, -1, C.R)
-        if coset is None:
-            _scale_const(FR_TAG, out, fr_mont(n_inv)[None])
-        else:
-            _scale_by(FR_TAG, out, powers(pow(coset, -1, C.R), n, start=n_inv))
+        factors = None if coset is None else powers(pow(coset, -1, C.R), n, start=n_inv)
+        with threads_for(n):
+            if factors is None:
+                _scale_const(FR_TAG, out, fr_mont(n_inv)[None])
+            else:
+                _scale_by(FR_TAG, out, factors)
         return out

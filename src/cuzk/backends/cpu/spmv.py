@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.algebra._jit_fields import FR_ONE, FR_TAG, f_add, f_load, f_mul, f_store, f_sub, f_zero
+from cuzk.algebra._parallel import threads_for
 from cuzk.backends.base import CsrMatrix
 from cuzk.errors import BackendError
 
@@ -35,7 +36,8 @@ def spmv(m: CsrMatrix, w: np.ndarray) -> np.ndarray:
     if w.shape[0] != m.shape[1]:
         raise BackendError(f"matrix has {m.shape[1]} columns but the vector has {w.shape[0]} entries")
     out = np.empty((m.shape[0], 4), dtype=np.uint64)
-    _spmv(FR_TAG, m.indptr, m.indices, m.data, np.ascontiguousarray(w), out, _MINUS_ONE)
+    with threads_for(m.nnz):
+        _spmv(FR_TAG, m.indptr, m.indices, m.data, np.ascontiguousarray(w), out, _MINUS_ONE)
     return out
 
 

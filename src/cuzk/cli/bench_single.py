@@ -1,0 +1,124 @@
+"""`cuzk bench single`: prove one circuit repeatedly with parameters resident, per-phase medians.
+
+The main job in miniature: the topology and parameters are loaded once (the
+parameters generated and cached on first use), then each run makes a fresh
+instance, synthesizes, proves and verifies it, timing every phase. The first
+proof is a warm-up (numba loads its compiled kernels), reported separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("single", help="prove one circuit N times with parameters loaded: per-phase medians")
+    p.add_argument("--circuit", default="porep-tiny", help="a registered circuit (default porep-tiny)")
+    p.add_argument("--runs", type=int, default=3, help="timed proofs after the warm-up (default 3)")
+    p.add_argument("--batch", type=int, default=1, help="circuits per proof pass (default 1)")
+    p.add_argument("--params", type=Path, help="a `cuzk setup` directory (default: the cache)")
+    p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default=None)
+    p.add_argument("--g2-on-cpu", action="store_true", help="the G2 MSM on the CPU backend")
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    p.set_defaults(func=cmd_single)
+
+
+def run_single(
+    circuit_name: str,
+    *,
+    runs: int = 3,
+    batch: int = 1,
+    backend_name: str | None = None,
+    params_dir: Path | None = None,
+    g2_on_cpu: bool = False,
+    say: Any = None,
+) -> dict[str, Any]:
+    """Prove `runs` times; returns per-phase medians (seconds) and setup facts."""
+    from cuzk.backends import get_backend
+    from cuzk.circuits import get_circuit
+    from cuzk.groth16 import load_or_create_parameters, make_resident, prove
+    from cuzk.instrument import Timeline
+
+    if runs < 1 or batch < 1:
+        raise ValueError("--runs and --batch must be at least 1")
+    say = say or (lambda _m: None)
+    circuit = get_circuit(circuit_name)
+    backend = get_backend(backend_name)
+    t = time.perf_counter()
+    topo = circuit.topology()
+    t_topo = time.perf_counter() - t
+    t = time.perf_counter()
+    _, params = load_or_create_parameters(
+        circuit.name, topo, topo.hash, backend, directory=params_dir, progress=say
+    )
+    srs = make_resident(params, topo, backend, g2_backend=get_backend("cpu") if g2_on_cpu else backend)
+    t_params = time.perf_counter() - t
+
+    def one(seed: int) -> tuple[dict[str, float], float]:
+        tl = Timeline(job=circuit.name)
+        t0 = time.perf_counter()
+        with tl.span("witness", circuits=batch):
+            wits = [circuit.witness(circuit.random_instance(seed=seed * batch + j)) for j in range(batch)]
+        prove(topo, wits, srs, timeline=tl)
+        return tl.totals(), time.perf_counter() - t0
+
+    say("warm-up proof")
+    _, warm_total = one(10_000)
+    results = []
+    for r in range(runs):
+        results.append(one(r))
+        say(f"run {r + 1}/{runs}: {results[-1][1]:.3f} s")
+    phases = list(results[0][0])
+    return {
+        "circuit": circuit.name,
+        "constraints": topo.num_constraints,
+        "batch": batch,
+        "runs": runs,
+        "backend": backend.describe(),
+        "topology_s": t_topo,
+        "params_s": t_params,
+        "warmup_s": warm_total,
+        "phases_median_s": {p: statistics.median(r[0][p] for r in results) for p in phases},
+        "total_median_s": statistics.median(r[1] for r in results),
+        "total_min_s": min(r[1] for r in results),
+    }
+
+
+def cmd_single(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from cuzk.cli.output import console, progress_printer
+
+    res = run_single(
+        args.circuit,
+        runs=args.runs,
+        batch=args.batch,
+        backend_name=args.backend,
+        params_dir=args.params,
+        g2_on_cpu=args.g2_on_cpu,
+        say=progress_printer(),
+    )
+    table = Table(
+        title=f"{res['circuit']} ({res['constraints']:,} constraints) x{res['batch']} on "
+        f"{res['backend']['backend']}: median of {res['runs']} proofs",
+        title_justify="left",
+    )
+    table.add_column("phase")
+    table.add_column("median ms", justify="right")
+    for name, secs in res["phases_median_s"].items():
+        table.add_row(name, f"{secs * 1e3:.1f}")
+    table.add_row("total (witness..verify)", f"{res['total_median_s'] * 1e3:.1f}")
+    con = console()
+    con.print(table)
+    con.print(
+        f"topology {res['topology_s']:.2f} s, parameters {res['params_s']:.2f} s, "
+        f"warm-up proof {res['warmup_s']:.2f} s; every proof verified"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2) + "\n")
+    return 0
