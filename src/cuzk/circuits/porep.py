@@ -75,6 +75,10 @@ class Porep(Circuit):
     def parents(self) -> int:
         return 2 * self.params["label_blocks"] - 2
 
+    @property
+    def root_inputs(self) -> tuple[int, ...]:
+        return (0, 1)
+
     def schema(self) -> Schema:
         c, d, _, rd, _ = self._p()
         s: Schema = {

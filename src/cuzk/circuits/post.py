@@ -29,6 +29,10 @@ class Post(Circuit):
         p = self.params
         return p["sectors"], p["challenges"], p["depth"]
 
+    @property
+    def root_inputs(self) -> tuple[int, ...]:
+        return tuple(range(self.params["sectors"]))
+
     def schema(self) -> Schema:
         s, k, d = self._p()
         return {

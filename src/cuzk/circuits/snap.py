@@ -43,6 +43,10 @@ class Snap(Circuit):
         p = self.params
         return p["challenges"], p["data_depth"], p["replica_depth"], p["sha_rounds"]
 
+    @property
+    def root_inputs(self) -> tuple[int, ...]:
+        return (0, 1, 2)
+
     def schema(self) -> Schema:
         c, d, rd, _ = self._p()
         return {

@@ -108,7 +108,7 @@ def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
     if not path.exists():
         raise CacheMiss("no cache file")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with open(path, "rb") as f, np.load(f, allow_pickle=False) as z:  # our handle: closed even on errors
             arrays = {k: z[k] for k in z.files}
         header = json.loads(arrays.pop("header").tobytes().decode())
     except Exception as exc:  # zip, npy, JSON or decode errors: all mean a damaged file
