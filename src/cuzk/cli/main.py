@@ -3,7 +3,9 @@
 Each command module exposes `register(subparsers)`, which adds its parser and
 sets `func` (a callable taking the parsed args and returning an exit code).
 Exit codes: 0 success, 1 a negative result (an invalid proof), 2 usage or
-input errors (argparse's convention), 3 other cuzk errors.
+input errors (argparse's convention: also malformed files, unknown circuits,
+a backend this machine lacks), 3 other cuzk errors (an unsatisfied witness,
+a degenerate setup, a device failure).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cuzk.errors import CuzkError, FormatError
+    from cuzk.errors import BackendUnavailableError, CuzkError, FormatError, UnknownCircuitError
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -42,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except FormatError as exc:
+    except (FormatError, UnknownCircuitError, BackendUnavailableError) as exc:
         print(f"cuzk: error: {exc}", file=sys.stderr)
         return 2
     except CuzkError as exc:
