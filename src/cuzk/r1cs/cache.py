@@ -61,7 +61,7 @@ def _content_hash(arrays: dict[str, np.ndarray], header: dict[str, Any]) -> str:
         a = np.ascontiguousarray(arrays[k])
         h.update(k.encode())
         h.update(str(a.dtype).encode() + str(a.shape).encode())
-        h.update(a.tobytes())
+        h.update(a.data if a.size else b"")
     return h.hexdigest()
 
 

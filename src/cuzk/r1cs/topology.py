@@ -173,8 +173,8 @@ def topology_hash(t: Topology) -> str:
     """blake2b over sizes and the three matrices: the identity an SRS is made for."""
     h = hashlib.blake2b(digest_size=32)
     h.update(np.array([t.num_inputs, t.num_aux, t.A.shape[0]], dtype="<i8").tobytes())
-    for m in (t.A, t.B, t.C):
-        h.update(np.ascontiguousarray(m.indptr, dtype="<i8").tobytes())
-        h.update(np.ascontiguousarray(m.indices, dtype="<i4").tobytes())
-        h.update(np.ascontiguousarray(m.data, dtype="<u8").tobytes())
+    for m in (t.A, t.B, t.C):  # buffers, not tobytes(): no copy of a multi-GiB matrix
+        h.update(np.ascontiguousarray(m.indptr, dtype="<i8").data)
+        h.update(np.ascontiguousarray(m.indices, dtype="<i4").data)
+        h.update(np.ascontiguousarray(m.data, dtype="<u8").data)
     return h.hexdigest()
