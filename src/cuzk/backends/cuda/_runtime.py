@@ -23,6 +23,9 @@ import numpy as np
 from cuzk.backends.cuda._source import module_source
 from cuzk.errors import DeviceError, DeviceMemoryError
 
+#: NVRTC options: none beyond CuPy's own (it adds the device's -arch; the default C++17 suffices).
+NVRTC_OPTIONS: tuple[str, ...] = ()
+
 #: Null device pointer for optional kernel arguments.
 NULL = np.uint64(0)
 
@@ -149,7 +152,6 @@ class CupyRuntime(Runtime):
                 )
             if memory_budget is not None:
                 self.pool.set_limit(size=memory_budget)
-            cupy.cuda.set_allocator(self.pool.malloc)
             self.compute = cupy.cuda.Stream(non_blocking=True)
             self.upload_stream = cupy.cuda.Stream(non_blocking=True)
         self._modules: dict[str, Any] = {}
@@ -158,10 +160,14 @@ class CupyRuntime(Runtime):
     # --- errors -------------------------------------------------------------------------
     @contextlib.contextmanager
     def guard(self, what: str) -> Iterator[None]:
-        """Run a device region on the compute stream; translate CuPy/CUDA errors."""
+        """Run a device region (this device, its memory pool, the compute stream); translate errors."""
         cp = self.cp
         try:
-            with self.compute if hasattr(self, "compute") else contextlib.nullcontext():
+            with contextlib.ExitStack() as stack:
+                if hasattr(self, "compute"):  # allocations from this backend's pool, work on its stream
+                    stack.enter_context(self.device)
+                    stack.enter_context(cp.cuda.using_allocator(self.pool.malloc))
+                    stack.enter_context(self.compute)
                 yield
         except (DeviceError, ValueError, TypeError, KeyError, IndexError):
             raise
@@ -180,7 +186,7 @@ class CupyRuntime(Runtime):
         if fn is None:
             mod = self._modules.get(module)
             if mod is None:
-                mod = self.cp.RawModule(code=module_source(module), options=("--std=c++17",))
+                mod = self.cp.RawModule(code=module_source(module), options=NVRTC_OPTIONS)
                 self._modules[module] = mod
             t0 = time.perf_counter()
             fn = mod.get_function(kernel)  # compiles (or loads from CuPy's cache) on first use
@@ -196,7 +202,8 @@ class CupyRuntime(Runtime):
             fn.max_dynamic_shared_size_bytes = shared
         if grid is None:
             grid = max(1, math.ceil(threads / block))
-        fn((grid,), (block,), tuple(args), shared_mem=shared, stream=self.compute)
+        with self.compute:  # RawKernel launches on the current stream
+            fn((grid,), (block,), tuple(args), shared_mem=shared)
 
     def compile_all(self, modules: Sequence[str]) -> dict[str, float]:
         """Compile (or load) whole modules now; seconds per module."""
@@ -204,7 +211,7 @@ class CupyRuntime(Runtime):
         for name in modules:
             t0 = time.perf_counter()
             with self.guard(f"compiling {name}"):
-                mod = self.cp.RawModule(code=module_source(name), options=("--std=c++17",))
+                mod = self.cp.RawModule(code=module_source(name), options=NVRTC_OPTIONS)
                 mod.compile()
             self._modules[name] = mod
             out[name] = time.perf_counter() - t0
@@ -249,10 +256,7 @@ class CupyRuntime(Runtime):
                     b = min(hi, a + rows_per)
                     if events[slot] is not None:
                         events[slot].synchronize()
-                    staged = np.frombuffer(
-                        slots[slot], dtype=host.dtype, count=(b - a) * (row_bytes // host.itemsize)
-                    )
-                    staged = staged.reshape((b - a, *host.shape[1:]))
+                    staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
                     np.copyto(staged, host[a:b])
                     out[a:b].set(staged, stream=self.upload_stream)
                     events[slot] = self.upload_stream.record()

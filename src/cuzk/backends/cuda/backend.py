@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra.curves import G1, G2, Curve
-from cuzk.algebra.fields import FR
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
 from cuzk.backends.cpu.ntt import fr_mont
 from cuzk.backends.cuda import msm as _msm
@@ -223,13 +222,17 @@ class CudaBackend(Backend):
             idx = self.xp.flatnonzero(m.astype(bool)).astype(np.int64)
             return _msm.masked_sum(self.rt, bases.curve, rows, idx)
 
-    def fixed_base_mul(self, base: np.ndarray, scalars: Any, group: Group) -> np.ndarray:
+    def fixed_base_mul(self, base: np.ndarray, scalars: Any, group: Group, *, on_device: bool = False) -> Any:
+        """As the interface; on_device=True returns (n, 2 width) device rows instead (for
+        parameter generation and benchmarks at scale, or to feed `bases_from_device`)."""
         curve = _curve(group)
         base = np.ascontiguousarray(self.to_host(base), dtype=np.uint64).reshape(1, *curve.affine_shape)
-        scalars = FR._rows(self.to_host(scalars)).reshape(-1, 4)
+        if scalars.ndim != 2 or scalars.shape[1] != 4 or scalars.dtype != np.uint64:
+            raise ValueError(f"scalars have shape (n, 4) uint64; got {scalars.shape} {scalars.dtype}")
         n = scalars.shape[0]
         if n == 0 or not base.any():
-            return curve.identity(n)
+            ident = curve.identity(n)
+            return self.to_device(ident.reshape(n, -1)) if on_device else ident
         c = _msm.fixed_base_window(n)
         key = (group, base.tobytes(), c)
         with self.rt.guard(f"fixed_base_mul({group}, n={n})"):
@@ -240,7 +243,17 @@ class CudaBackend(Backend):
                 with self._lock:
                     self._fixed.clear()  # one table at a time: they are up to 0.4 GB
                     self._fixed[key] = table
-            return _msm.fixed_base_mul(self.rt, curve, table, scalars)
+            return _msm.fixed_base_mul(self.rt, curve, table, scalars, on_device=on_device)
+
+    def bases_from_device(self, rows: Any, group: Group) -> CudaBases:
+        """A resident handle over affine rows already on the device (n, 2 width), no copy."""
+        curve = _curve(group)
+        if rows.ndim != 2 or rows.shape[1] != 2 * curve.field.width or rows.dtype != np.uint64:
+            raise ValueError(
+                f"{group} device rows have shape (n, {2 * curve.field.width}) uint64; got {rows.shape}"
+            )
+        self.rt.resident_bytes += rows.nbytes
+        return CudaBases(group=group, n=rows.shape[0], rows=rows, nbytes=rows.nbytes, owner=id(self))
 
     # --- misc ---------------------------------------------------------------------------------
     def synchronize(self) -> None:

@@ -29,6 +29,9 @@ ACCUMULATE_L = 32
 MADD_COST, ADD_COST = 10, 14
 #: Points per to-affine thread (one inversion shared by this many points).
 AFFINE_K = 32
+#: Buckets of more entries than this are merged by tree sums (at most BIG_MAX per chunk).
+BIG_ENTRIES = ACCUMULATE_L * 64
+BIG_MAX = 256
 SUM_L = 32
 SUM_G = 32
 
@@ -90,7 +93,7 @@ def make_plan(n: int, window: int | None = None, chunks: int | None = None) -> M
     if chunk * W >= 1 << 32:
         raise ValueError(f"an MSM chunk of {chunk} points x {W} windows overflows 32-bit offsets")
     # segments: enough threads to fill the device (~16K), at least 1 bucket each
-    seg = max(1, min(B, (W * B) >> 14))
+    seg = 1 << max(0, min(c - 1, ((W * B) >> 14).bit_length() - 1))
     return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg)
 
 
@@ -145,6 +148,34 @@ def tree_sum(rt: Runtime, curve: Curve, points: Any, groups: int, count: int) ->
     return points
 
 
+def _big_buckets(xp: Any, counts: Any) -> tuple[int, np.ndarray]:
+    """(threshold, host indices of the buckets above it): at most BIG_MAX buckets, each of more
+    than BIG_ENTRIES entries. A skewed scalar set (many equal scalars, or mostly ones) piles
+    into a few buckets; their partials are tree-summed instead of chained in one thread."""
+    threshold = BIG_ENTRIES
+    big = xp.flatnonzero(counts > threshold)
+    if int(big.size) > BIG_MAX:
+        threshold = max(threshold, int(xp.sort(counts)[-BIG_MAX - 1]))
+        big = xp.flatnonzero(counts > threshold)
+    host = big.get() if xp is not np else big
+    return threshold, np.asarray(host, dtype=np.int64)
+
+
+def _merge_big(rt: Runtime, curve: Curve, big: np.ndarray, offsets: Any, partials: Any, buckets: Any) -> None:
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    off = offsets.get() if xp is not np else offsets
+    sums = []
+    for g in big.tolist():
+        lo, hi = int(off[g]), int(off[g + 1])
+        t0, t1 = lo // ACCUMULATE_L, (hi - 1) // ACCUMULATE_L
+        run = partials[g + t0 : g + t1 + 1]
+        sums.append(tree_sum(rt, curve, run, 1, t1 - t0 + 1))
+    src = xp.concatenate(sums)
+    idx = rt.upload(big.astype(np.uint32))
+    rt.launch(module, f"add_into_{sfx}", big.size, (np.uint64(big.size), idx, src, buckets), block=64)
+
+
 def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan) -> np.ndarray:
     """sum scalars[i] bases[i] as a host Jacobian point (jac_shape); scalars host or device."""
     xp = rt.xp
@@ -183,7 +214,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             m,
             (np.uint64(m), dev[lo:hi], canon, counts, np.int32(plan.c), np.int32(W)),
         )
-        xp.cumsum(counts, dtype=np.uint32, out=offsets[1:])
+        offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
         cursor[...] = offsets[:-1]
         rt.launch(
             "fr",
@@ -207,13 +238,16 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             ),
             block=128,
         )
+        big = _big_buckets(xp, counts)
         rt.launch(
             module,
             f"msm_merge_{sfx}",
             total_b,
-            (np.uint64(total_b), np.uint32(ACCUMULATE_L), offsets, partials, buckets),
+            (np.uint64(total_b), np.uint32(ACCUMULATE_L), np.uint32(big[0]), offsets, partials, buckets),
             block=128,
         )
+        if big[1].size:
+            _merge_big(rt, curve, big[1], offsets, partials, buckets)
     M = plan.seg
     P = B // M
     R = xp.empty((W * P, words), dtype=np.uint64)
@@ -309,18 +343,37 @@ class FixedBaseTable:
 
 
 def fixed_base_mul(
-    rt: Runtime, curve: Curve, table: FixedBaseTable, scalars: np.ndarray, chunk: int = 1 << 22
-) -> np.ndarray:
-    """[s] base for every scalar (host Montgomery Fr rows) -> host affine points."""
+    rt: Runtime,
+    curve: Curve,
+    table: FixedBaseTable,
+    scalars: Any,
+    *,
+    on_device: bool = False,
+    chunk: int = 1 << 22,
+) -> Any:
+    """[s] base for every scalar (Montgomery Fr rows, host or device) -> affine points.
+
+    Host (n,) + affine_shape by default; with on_device, device (n, 2 width) rows (what
+    benchmarks and setup at scale want: no round trip of gigabytes through the host).
+    """
     xp = rt.xp
     module, sfx = _group_module(curve)
     n = scalars.shape[0]
     width = curve.field.width
-    out = np.empty((n, 2 * width), dtype=np.uint64)
+    if on_device:
+        rt.reserve(n * 2 * width * 8, f"{n} fixed-base results")
+        out = xp.empty((n, 2 * width), dtype=np.uint64)
+    else:
+        out = np.empty((n, 2 * width), dtype=np.uint64)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
         m = hi - lo
-        dev = rt.upload(np.ascontiguousarray(scalars[lo:hi]))
+        part = scalars[lo:hi]
+        dev = (
+            rt.upload(np.ascontiguousarray(part))
+            if isinstance(part, np.ndarray)
+            else xp.ascontiguousarray(part)
+        )
         xyzz = xp.empty((m, 4 * width), dtype=np.uint64)
         rt.launch(
             module,
@@ -330,5 +383,9 @@ def fixed_base_mul(
             block=64,
         )
         aff = to_affine(rt, curve, xyzz, m)
-        out[lo:hi] = aff.get() if xp is not np else aff
-    return out.reshape(n, *curve.affine_shape)
+        del xyzz
+        if on_device:
+            out[lo:hi] = aff
+        else:
+            out[lo:hi] = aff.get() if xp is not np else aff
+    return out if on_device else out.reshape(n, *curve.affine_shape)

@@ -10,9 +10,13 @@ CUZK_KERNEL(CUZK_NAME(msm_accumulate))(uint64_t nthreads, uint32_t L, const uint
     CUZK_FOR_TID(nthreads) cuzk::msm_accumulate<CUZK_F>(tid, L, total, keys, vals, bases, partials);
 }
 
-CUZK_KERNEL(CUZK_NAME(msm_merge))(uint64_t nbuckets, uint32_t L, const uint32_t* offsets,
-                                                const uint32_t* partials, uint32_t* buckets) {
-    CUZK_FOR_TID(nbuckets) cuzk::msm_merge<CUZK_F>(tid, L, offsets, partials, buckets);
+CUZK_KERNEL(CUZK_NAME(msm_merge))(uint64_t nbuckets, uint32_t L, uint32_t skip_above, const uint32_t* offsets,
+                                  const uint32_t* partials, uint32_t* buckets) {
+    CUZK_FOR_TID(nbuckets) cuzk::msm_merge<CUZK_F>(tid, L, skip_above, offsets, partials, buckets);
+}
+
+CUZK_KERNEL(CUZK_NAME(add_into))(uint64_t n, const uint32_t* idx, const uint32_t* src, uint32_t* buckets) {
+    CUZK_FOR_TID(n) cuzk::add_into<CUZK_F>(tid, idx, src, buckets);
 }
 
 CUZK_KERNEL(CUZK_NAME(msm_segment))(uint64_t nseg, uint32_t B, uint32_t M,

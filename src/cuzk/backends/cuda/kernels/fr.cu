@@ -1,4 +1,4 @@
-// Fr kernels: elementwise arithmetic, MSM digit extraction and scatter, CSR SpMV, and the
+// Fr kernels: elementwise arithmetic, Fq/Fq2 products (checks), MSM digit extraction and scatter, CSR SpMV, and the
 // multiplication-rate micro-kernels used by the benchmark's physical-limit check.
 #include "launch.cuh"
 #include "msm.cuh"
@@ -32,6 +32,18 @@ CUZK_KERNEL(fr_mul_sub_scale)(uint64_t n, const uint32_t* a, const uint32_t* b, 
     CUZK_FOR_TID(n) {
         fr_t v = load_elem<fr_t>(a, tid) * load_elem<fr_t>(b, tid) - load_elem<fr_t>(c, tid);
         store_elem<fr_t>(out, tid, v * load_elem<fr_t>(s, 0));
+    }
+}
+
+// Fq and Fq2 products, for checking the base-field arithmetic against the host directly.
+CUZK_KERNEL(fq_mul)(uint64_t n, const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    CUZK_FOR_TID(n) store_elem<fq_t>(out, tid, load_elem<fq_t>(a, tid) * load_elem<fq_t>(b, tid));
+}
+
+CUZK_KERNEL(fq2_mul)(uint64_t n, const uint32_t* a, const uint32_t* b, uint32_t* out) {
+    CUZK_FOR_TID(n) {
+        cuzk::fq2_t x = load_elem<cuzk::fq2_t>(a, tid), y = load_elem<cuzk::fq2_t>(b, tid);
+        store_elem<cuzk::fq2_t>(out, tid, x == y ? cuzk::sqr(x) : x * y);
     }
 }
 

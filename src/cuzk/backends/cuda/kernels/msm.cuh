@@ -98,15 +98,23 @@ CUZK_HD void msm_accumulate(uint64_t t, uint32_t L, const uint32_t* total_ptr, c
     store_xyzz<F>(partials, (uint64_t)g + t, acc);
 }
 
-// Bucket g: buckets[g] += its partials from this chunk.
+// Bucket g: buckets[g] += its partials from this chunk. Buckets of more than skip_above
+// entries are left to the host's tree sums (msm.py), so no thread runs a long serial chain.
 template <class F>
-CUZK_HD void msm_merge(uint64_t g, uint32_t L, const uint32_t* offsets, const uint32_t* partials,
-                       uint32_t* buckets) {
+CUZK_HD void msm_merge(uint64_t g, uint32_t L, uint32_t skip_above, const uint32_t* offsets,
+                       const uint32_t* partials, uint32_t* buckets) {
     const uint32_t lo = offsets[g], hi = offsets[g + 1];
-    if (lo == hi) return;
+    if (lo == hi || hi - lo > skip_above) return;
     Xyzz<F> s = load_xyzz<F>(buckets, g);
     for (uint64_t t = lo / L; t <= (hi - 1) / L; t++) s = xyzz_add(s, load_xyzz<F>(partials, g + t));
     store_xyzz<F>(buckets, g, s);
+}
+
+// buckets[idx[j]] += src[j] (the tree-summed big buckets).
+template <class F>
+CUZK_HD void add_into(uint64_t j, const uint32_t* idx, const uint32_t* src, uint32_t* buckets) {
+    const uint64_t g = idx[j];
+    store_xyzz<F>(buckets, g, xyzz_add(load_xyzz<F>(buckets, g), load_xyzz<F>(src, j)));
 }
 
 // Segment s of window w (ws = w P + s): R = sum_j (j + 1) S_(s M + j), T = sum_j S_(s M + j).

@@ -8,11 +8,21 @@
 #pragma once
 
 #if defined(__CUDACC_RTC__)
+// NVRTC has no <stdint.h>; use the compiler's own type macros where it has them, so that a
+// builtin typedef of the same name (if any) is the same type and does not conflict.
+#if defined(__UINT64_TYPE__) && defined(__INT64_TYPE__)
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+#else
 typedef unsigned char uint8_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 typedef int int32_t;
 typedef long long int64_t;
+#endif
 #else
 #include <stdint.h>
 #endif

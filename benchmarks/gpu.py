@@ -1,0 +1,378 @@
+"""The one device script of the CUDA backend: compile, check against the CPU backend, time.
+
+    PYTHONPATH=src python3 benchmarks/gpu.py [--out DIR] [--quick | --emulate] [--skip SECTIONS]
+
+1. compiles every kernel module (NVRTC through CuPy) and reports the seconds;
+2. checks every kernel against the CPU backend on fresh random inputs, edge cases included
+   (zero scalars, r - 1, identity and repeated points), plus two large checks that need no
+   CPU reference: an MSM over bases [t_i] G with known t_i must equal [sum s_i t_i] G, and
+   intt(ntt(x)) == x at 2^27;
+3. times with CUDA events (warm-up, median of repeats): the Fq/Fr product rate, NTT 2^16..2^27
+   (data on the device), G1 MSM 2^16..2^26 and G2 MSM 2^16..2^24 (bases resident, uniform
+   scalars uploaded from pageable host memory inside the timed call), the pinned-staging
+   variant and its pinning cost, sum_bases, and SpMV on a porep-medium-shaped matrix;
+4. prints the table last and writes results.json and log.txt under --out ($OUT by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests" / "backends"))
+
+from cuzk.algebra import constants as C  # noqa: E402
+from cuzk.algebra.curves import G1, G2  # noqa: E402
+from cuzk.algebra.fields import FR  # noqa: E402
+from cuzk.backends.cuda.msm import make_plan  # noqa: E402
+from cuzk.backends.cuda.ntt import plan_passes  # noqa: E402
+
+#: measured integer peak of the H200 (ANCHORS.md): 32-bit multiply-adds per second
+IMAD_PEAK = 16.5e12
+#: multiply-adds per Montgomery product in our CIOS code (4 N^2 + N: the IMADs in the PTX)
+IMADS = {"fq": 4 * 12 * 12 + 12, "fr": 4 * 8 * 8 + 8}
+
+LOG: list[str] = []
+RESULTS: dict[str, Any] = {"checks": {}, "timings": [], "info": {}}
+
+
+def log(msg: str) -> None:
+    line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+    print(line, flush=True)
+    LOG.append(line)
+
+
+def save(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(RESULTS, indent=1, default=str))
+    (out / "log.txt").write_text("\n".join(LOG) + "\n")
+
+
+def check(name: str, fn: Callable[[], None]) -> bool:
+    t0 = time.perf_counter()
+    try:
+        fn()
+        ok, detail = True, ""
+    except Exception as exc:
+        ok, detail = False, "".join(traceback.format_exception(exc))[-3000:]
+    dt = time.perf_counter() - t0
+    RESULTS["checks"][name] = {"ok": ok, "seconds": round(dt, 2), "detail": detail}
+    log(f"check {name}: {'ok' if ok else 'FAILED'} ({dt:.1f} s){'' if ok else chr(10) + detail}")
+    return ok
+
+
+class Timer:
+    """CUDA events on the backend's compute stream around a call; median of repeats."""
+
+    def __init__(self, be: Any) -> None:
+        self.be = be
+        self.cp = None if be.xp is np else be.xp
+
+    def __call__(self, fn: Callable[[], Any], reps: int = 5, warmup: int = 1) -> dict[str, float]:
+        if self.cp is None:  # the emulator (--emulate smoke runs): host clock only
+            fn()
+            t0 = time.perf_counter()
+            fn()
+            return {
+                "ms": 1e3 * (time.perf_counter() - t0),
+                "wall_ms": 1e3 * (time.perf_counter() - t0),
+                "reps": 1,
+            }
+        cp, stream = self.cp, self.be.rt.compute
+        for _ in range(warmup):
+            fn()
+        self.be.synchronize()
+        ev, wall = [], []
+        for _ in range(reps):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            t0 = time.perf_counter()
+            a.record(stream)
+            fn()
+            b.record(stream)
+            b.synchronize()
+            wall.append(time.perf_counter() - t0)
+            ev.append(cp.cuda.get_elapsed_time(a, b))
+        return {"ms": float(np.median(ev)), "wall_ms": 1e3 * float(np.median(wall)), "reps": reps}
+
+
+def row(kind: str, size: str, t: dict[str, float], **extra: Any) -> None:
+    entry = {
+        "kind": kind,
+        "size": size,
+        **{k: round(v, 3) if isinstance(v, float) else v for k, v in t.items()},
+    }
+    entry.update(extra)
+    RESULTS["timings"].append(entry)
+    log(f"time {kind} {size}: {t['ms']:.3f} ms (wall {t.get('wall_ms', float('nan')):.3f}) {extra or ''}")
+
+
+def random_fr_device(be: Any, n: int, seed: int) -> Any:
+    """Random Fr elements in [0, r) generated on the device (any value below r is a valid
+    Montgomery representation), for sizes where host generation would dominate the run."""
+    cp = be.xp
+    if cp is np:
+        return FR.random(n, np.random.default_rng(seed))
+    rs = cp.random.RandomState(seed)
+    with be.rt.guard("random"):
+        r1, r2, r3 = (rs.randint(0, 2**31, size=(n, 4), dtype=cp.int64).view(cp.uint64) for _ in range(3))
+        x = (r1 << cp.uint64(33)) ^ (r2 << cp.uint64(2)) ^ r3
+        x[:, 3] %= cp.uint64(C.R >> 192)  # top limb below r's: the value is below r
+    return x
+
+
+def fr_sum_device(be: Any, v: Any) -> int:
+    """sum of a power-of-two-length device Fr vector, by halving with fr_add."""
+    while v.shape[0] > 1:
+        h = v.shape[0] // 2
+        v = be.fr_add(v[:h], v[h : 2 * h])
+    return FR.to_ints(be.to_host(v))[0]
+
+
+def kernel_checks(be: Any, rng: np.random.Generator, small: bool) -> None:
+    import cuda_checks as K
+
+    d = 6 if small else 0  # the emulator runs everything 2^6 smaller
+    ntt_sizes = [1, 3, 10, 11, 12] if small else [1, 3, 10, 11, 12, 16, 20, 22, 23, 24]
+    check(f"fr_ops 2^{16 - d}", lambda: K.check_fr_ops(be, rng, 1 << (16 - d)))
+    check(f"fq/fq2 mul 2^{14 - d}", lambda: K.check_base_fields(be, rng, 1 << (14 - d)))
+    check(f"ntt {ntt_sizes} (fwd/inv/coset)", lambda: K.check_ntt(be, rng, ntt_sizes))
+    check(
+        f"msm g1 2^{13 - d} (windows 7/13/auto, chunks)",
+        lambda: K.check_msm(be, rng, "g1", 1 << (13 - d), (None, 7, 13), (None, 3)),
+    )
+    check(f"msm g2 2^{10 - d}", lambda: K.check_msm(be, rng, "g2", 1 << (10 - d)))
+    check("msm g1 skewed (ones, repeats)", lambda: K.check_msm_skewed(be, rng, 4500 if small else 1 << 15))
+    check(
+        "sum_bases g1 / g2",
+        lambda: (
+            K.check_sum_bases(be, rng, "g1", 1 << (14 - d)),
+            K.check_sum_bases(be, rng, "g2", 1 << (10 - d)),
+        ),
+    )
+    check(
+        "fixed_base g1 / g2",
+        lambda: (
+            K.check_fixed_base(be, rng, "g1", 1 << (12 - d)),
+            K.check_fixed_base(be, rng, "g2", 1 << (9 - d)),
+        ),
+    )
+    check(f"spmv 2^{16 - d} x 2^{15 - d}", lambda: K.check_spmv(be, rng, 1 << (16 - d), 1 << (15 - d)))
+
+
+def dlog_check(be: Any, curve: Any, bases: Any, logs: Any, n: int, seed: int) -> None:
+    """msm(bases = [t] G, s) == [sum s t] G, with s uniform on the host."""
+    s = FR.random(n, np.random.default_rng(seed))
+    got = be.msm(bases, s)
+    k = fr_sum_device(be, be.fr_mul(be.to_device(s), logs[:n]))
+    want = curve.scalar_mul(curve.generator(), FR.from_ints([k]))
+    assert curve.eq(got[None], want)[0], (
+        f"{curve.name} MSM 2^{n.bit_length() - 1} disagrees with the discrete logs"
+    )
+
+
+def make_bases(be: Any, curve: Any, group: str, log_max: int, seed: int) -> tuple[Any, Any]:
+    n = 1 << log_max
+    logs = random_fr_device(be, n, seed)
+    t0 = time.perf_counter()
+    rows = be.fixed_base_mul(curve.generator(), logs, group, on_device=True)
+    be.synchronize()
+    log(f"generated 2^{log_max} {group} bases on the device in {time.perf_counter() - t0:.1f} s")
+    return be.bases_from_device(rows, group), logs
+
+
+def time_msm(be: Any, timer: Timer, curve: Any, group: str, log_sizes: list[int], dlog_at: list[int]) -> None:
+    bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
+    for log_n in log_sizes:
+        n = 1 << log_n
+        if log_n in dlog_at:
+            check(
+                f"msm {group} 2^{log_n} vs discrete logs",
+                lambda n=n, log_n=log_n: dlog_check(be, curve, bases, logs, n, log_n),
+            )
+        host = FR.random(n, np.random.default_rng(100 + log_n))
+        reps = 3 if log_n >= 24 else 5
+        t = timer(lambda host=host: be.msm(bases, host), reps=reps)
+        plan = make_plan(n, None, be.msm_chunks)
+        row(f"msm_{group}", f"2^{log_n}", t, window=plan.c, chunks=len(plan.chunks))
+    if group == "g1" and 24 in log_sizes:
+        n = 1 << 24
+        host = FR.random(n, np.random.default_rng(7))
+        be.rt.pinned_staging = True
+        t = timer(lambda: be.msm(bases, host), reps=3)
+        be.rt.pinned_staging = False
+        row("msm_g1_pinned_staging", "2^24", t, pin_seconds=round(be.rt.pin_seconds, 4))
+        dev = be.to_device(host)
+        t = timer(lambda: be.msm(bases, dev), reps=3)
+        row("msm_g1_scalars_on_device", "2^24", t)
+        mask = be.to_device(np.random.default_rng(8).random(n) < 0.5)
+        t = timer(lambda: be.sum_bases(bases, mask), reps=3)
+        row("sum_bases_g1_half", "2^24", t)
+    be.release_bases(bases)
+
+
+def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
+    for log_n in log_sizes:
+        n = 1 << log_n
+        x = random_fr_device(be, n, seed=log_n)
+        w = C.root_of_unity(log_n)
+        t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=2)
+        passes = len(plan_passes(log_n))
+        row(
+            "ntt",
+            f"2^{log_n}",
+            t,
+            passes=passes,
+            gb_per_s=round(2 * 32 * n * passes / (t["ms"] * 1e-3) / 1e9, 1),
+        )
+        if log_n in (20, 24):
+            t = timer(lambda x=x, w=w: be.intt(x, w, coset=7), reps=5, warmup=1)
+            row("intt_coset", f"2^{log_n}", t)
+        if log_n == 27:
+
+            def roundtrip(x=x, w=w) -> None:
+                back = be.intt(be.ntt(x, w), w)
+                assert bool((back == x).all()), "intt(ntt(x)) != x at 2^27"
+
+            check("ntt 2^27 roundtrip", roundtrip)
+        del x
+
+
+def time_mul_rate(be: Any, timer: Timer, small: bool = False) -> None:
+    threads, iters = (64, 4) if small else (132 * 2048, 256)
+    for field, kernel, words in (("fq", "fq_mul_rate", 12), ("fr", "fr_mul_rate", 8)):
+        src = random_fr_device(be, threads * 4 * words // 8, seed=3).reshape(-1)
+        out = be.xp.empty(threads * words // 2 + 8, dtype=np.uint64)
+
+        def run(src=src, out=out, kernel=kernel) -> None:
+            with be.rt.guard(kernel):
+                be.rt.launch(
+                    "fr", kernel, threads, (np.uint64(threads), np.int32(iters), src, out), block=128
+                )
+
+        t = timer(run, reps=5, warmup=1)
+        rate = threads * iters * 4 / (t["ms"] * 1e-3)
+        row(
+            f"{field}_mul_rate",
+            f"{threads} thr x {iters}",
+            t,
+            gmul_per_s=round(rate / 1e9, 2),
+            peak_fraction=round(rate * IMADS[field] / IMAD_PEAK, 3),
+        )
+
+
+def time_spmv(be: Any, timer: Timer, log_rows: int = 20) -> None:
+    """A porep-medium-shaped system (2^20 constraints; nnz per row as the real PoRep's A, B, C,
+    mostly +-1 coefficients), synthetic so that the row needs no circuit synthesis."""
+    import cuda_checks as K
+
+    rng = np.random.default_rng(21)
+    rows = cols = 1 << log_rows
+    w = be.to_device(FR.random(cols, rng))
+    for name, per_row in (("A", 2.4), ("B", 1.0), ("C", 2.2)):
+        m = K.random_csr(rng, rows, cols, per_row)
+        be.spmv(m, w)
+        t = timer(lambda m=m: be.spmv(m, w), reps=5)
+        row(f"spmv_{name}", f"2^{log_rows} rows, {m.nnz / rows:.1f} nnz/row", t)
+
+
+def print_table() -> None:
+    print("\n| kernel | size | median ms (CUDA events) | wall ms | notes |")
+    print("|---|---|---|---|---|")
+    for r in RESULTS["timings"]:
+        notes = ", ".join(
+            f"{k}={v}" for k, v in r.items() if k not in {"kind", "size", "ms", "wall_ms", "reps"}
+        )
+        print(f"| {r['kind']} | {r['size']} | {r['ms']:.3f} | {r.get('wall_ms', 0):.1f} | {notes} |")
+    bad = [k for k, v in RESULTS["checks"].items() if not v["ok"]]
+    print(f"\nchecks: {len(RESULTS['checks']) - len(bad)} ok, {len(bad)} failed {bad or ''}")
+    print("info:", json.dumps(RESULTS["info"], default=str))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run on the device)")
+    ap.add_argument("--emulate", action="store_true", help="tiny sizes on the host emulator (no GPU)")
+    ap.add_argument(
+        "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv"
+    )
+    args = ap.parse_args()
+    out = Path(args.out)
+    skip = set(filter(None, args.skip.split(",")))
+    from cuzk.backends.cuda import CudaBackend
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    RESULTS["info"].update(
+        date=time.strftime("%Y-%m-%d %H:%M"),
+        commit=commit or os.environ.get("CUZK_COMMIT", "?"),
+        python=platform.python_version(),
+        argv=sys.argv[1:],
+    )
+    if args.emulate:
+        from cuzk.backends.cuda._emulator import EmulatorRuntime
+
+        be = CudaBackend(runtime=EmulatorRuntime())
+        ntt_sizes, g1_sizes, g1_dlog, g2_sizes = [10, 12], [10, 11], [10], [8]
+    else:
+        import cupy
+
+        RESULTS["info"]["cupy"] = cupy.__version__
+        be = CudaBackend()
+        if args.quick:
+            ntt_sizes, g1_sizes, g1_dlog, g2_sizes = [16, 20, 24], [16, 20], [20], [16]
+        else:
+            ntt_sizes = [16, 18, 20, 22, 24, 26, 27]
+            g1_sizes, g1_dlog, g2_sizes = [16, 18, 20, 22, 24, 26], [20, 24], [16, 18, 20, 22, 24]
+        t0 = time.perf_counter()
+        comp = be.rt.compile_all(["fr", "ntt", "curve_g1", "curve_g2"])
+        RESULTS["info"]["compile_seconds"] = {k: round(v, 1) for k, v in comp.items()}
+        log(f"compiled in {time.perf_counter() - t0:.1f} s: {comp}")
+    RESULTS["info"].update(be.describe())
+    log(f"device: {RESULTS['info']}")
+    save(out)
+    timer = Timer(be)
+    rng = np.random.default_rng(int(time.time()))
+    sections = [
+        ("checks", lambda: kernel_checks(be, rng, small=args.emulate)),
+        ("rate", lambda: time_mul_rate(be, timer, small=args.emulate)),
+        ("ntt", lambda: time_ntt(be, timer, ntt_sizes)),
+        ("msm1", lambda: time_msm(be, timer, G1, "g1", g1_sizes, g1_dlog)),
+        ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]])),
+        ("spmv", lambda: time_spmv(be, timer, log_rows=10 if args.emulate else 20)),
+    ]
+    for name, fn in sections:
+        if name in skip:
+            continue
+        try:
+            fn()
+        except Exception as exc:
+            detail = "".join(traceback.format_exception(exc))[-3000:]
+            RESULTS["checks"][f"section {name}"] = {"ok": False, "detail": detail}
+            log(f"section {name} FAILED:\n{detail}")
+        be.synchronize()
+        save(out)
+    print_table()
+    save(out)
+    return 0 if all(v["ok"] for v in RESULTS["checks"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Checks of a CudaBackend against the CPU backend, shared by the emulator tests (CI) and the
+@gpu tests (device). Each draws fresh random inputs and includes the edge cases: zero scalars,
+scalar r - 1, scalar 1, identity points, repeated points."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cuzk.algebra import constants as C
+from cuzk.algebra.curves import G1, G2, Curve
+from cuzk.algebra.fields import FQ, FQ2, FR
+from cuzk.backends.base import CsrMatrix
+from cuzk.backends.cpu import CpuBackend
+
+CPU = CpuBackend()
+CURVES = {"g1": G1, "g2": G2}
+
+
+def host(be, a) -> np.ndarray:
+    return be.to_host(a)
+
+
+def edge_scalars(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Random Fr scalars with 0, 1, r - 1 and a repeated value planted at the front."""
+    s = FR.random(n, rng)
+    edges = FR.from_ints([0, 1, C.R - 1, C.R - 2, 2])
+    k = min(n, edges.shape[0])
+    s[:k] = edges[:k]
+    if n > 8:
+        s[7] = s[6]
+    return s
+
+
+def edge_points(curve: Curve, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Random points with identities and a repeated point (at 6 and 7, matching edge_scalars)."""
+    p = curve.random(n, rng)
+    if n > 8:
+        p[3] = 0
+        p[5] = 0
+        p[7] = p[6]
+    return p
+
+
+def check_fr_ops(be, rng: np.random.Generator, n: int = 1000) -> None:
+    a, b, c = FR.random(n, rng), FR.random(n, rng), FR.random(n, rng)
+    a[:3] = FR.from_ints([0, 1, C.R - 1])
+    b[:3] = FR.from_ints([C.R - 1, C.R - 1, C.R - 1])
+    da, db, dc = be.to_device(a), be.to_device(b), be.to_device(c)
+    for op in ("fr_add", "fr_sub", "fr_mul"):
+        assert np.array_equal(host(be, getattr(be, op)(da, db)), getattr(CPU, op)(a, b)), op
+    s = int(rng.integers(1, 1 << 62)) * (1 << 190) % C.R
+    assert np.array_equal(host(be, be.fr_scale(da, s)), CPU.fr_scale(a, s))
+    assert np.array_equal(host(be, be.fr_mul_sub_scale(da, db, dc, s)), CPU.fr_mul_sub_scale(a, b, c, s))
+
+
+def check_base_fields(be, rng: np.random.Generator, n: int = 500) -> None:
+    """Fq and Fq2 products (and Fq2 squares) through the check kernels."""
+    xp, rt = be.xp, be.rt
+    for field, kernel in ((FQ, "fq_mul"), (FQ2, "fq2_mul")):
+        a, b = field.random(n, rng), field.random(n, rng)
+        a[0] = 0
+        b[1] = field.from_ints([(C.Q - 1, C.Q - 1)] if field is FQ2 else [C.Q - 1])[0]
+        b[2:10] = a[2:10]  # squares
+        out = xp.empty((n, *field.elem_shape), dtype=np.uint64)
+        rt.launch("fr", kernel, n, (np.uint64(n), be.to_device(a), be.to_device(b), out))
+        assert np.array_equal(host(be, out), field.mul(a, b)), kernel
+
+
+def check_ntt(be, rng: np.random.Generator, log_sizes: list[int], coset: int = 7) -> None:
+    for log_n in log_sizes:
+        n = 1 << log_n
+        x = FR.random(n, rng)
+        x[0] = FR.from_ints([C.R - 1])[0]
+        w = C.root_of_unity(log_n)
+        dx = be.to_device(x)
+        for inverse in (False, True):
+            for g in (None, coset):
+                fn = be.intt if inverse else be.ntt
+                ref = (CPU.intt if inverse else CPU.ntt)(x, w, coset=g)
+                got = host(be, fn(dx, w, coset=g))
+                assert np.array_equal(got, ref), (log_n, inverse, g)
+
+
+def check_msm(be, rng: np.random.Generator, group: str, n: int, windows=(None,), chunks=(None,)) -> None:
+    curve = CURVES[group]
+    pts = edge_points(curve, n, rng)
+    sc = edge_scalars(n, rng)
+    bg, bc = be.load_bases(pts, group), CPU.load_bases(pts, group)
+    ref = CPU.msm(bc, sc)
+    for window in windows:
+        for k in chunks:
+            be.msm_chunks = k
+            got = be.msm(bg, be.to_device(sc), window=window)
+            assert curve.eq(got[None], ref[None])[0], (group, n, window, k)
+            got_host = be.msm(bg, sc, window=window)  # host scalars: the chunked upload path
+            assert curve.eq(got_host[None], ref[None])[0], (group, n, window, k, "host")
+    be.msm_chunks = None
+    lo = n // 3
+    part = be.msm(bg, sc[lo : lo + n // 2], start=lo)
+    assert curve.eq(part[None], CPU.msm(bc, sc[lo : lo + n // 2], start=lo)[None])[0]
+    k3 = np.stack([FR.random(n, rng), sc, FR.zeros(n)])
+    assert curve.eq(be.msm(bg, be.to_device(k3)), CPU.msm(bc, k3)).all()
+
+
+def check_msm_skewed(be, rng: np.random.Generator, n: int) -> None:
+    """Mostly ones and one repeated scalar: a few huge buckets (the tree-sum merge path)."""
+    pts = G1.random(n, rng)
+    sc = FR.random(n, rng)
+    sc[: n // 2] = FR.ones(1)[0]
+    sc[n // 2 : n - n // 8] = sc[-1]
+    bg, bc = be.load_bases(pts, "g1"), CPU.load_bases(pts, "g1")
+    assert G1.eq(be.msm(bg, sc)[None], CPU.msm(bc, sc)[None])[0]
+
+
+def check_sum_bases(be, rng: np.random.Generator, group: str, n: int) -> None:
+    curve = CURVES[group]
+    pts = edge_points(curve, n, rng)
+    bg, bc = be.load_bases(pts, group), CPU.load_bases(pts, group)
+    for density in (0.0, 0.3, 1.0):
+        mask = rng.random(n) < density
+        got = be.sum_bases(bg, be.to_device(mask))
+        assert curve.eq(got[None], CPU.sum_bases(bc, mask)[None])[0], density
+    mask = rng.random(n // 2) < 0.5
+    got = be.sum_bases(bg, mask, start=n // 4)
+    assert curve.eq(got[None], CPU.sum_bases(bc, mask, start=n // 4)[None])[0]
+
+
+def check_fixed_base(be, rng: np.random.Generator, group: str, n: int) -> None:
+    curve = CURVES[group]
+    sc = edge_scalars(n, rng)
+    base = curve.random(1, rng)
+    assert np.array_equal(be.fixed_base_mul(base, sc, group), CPU.fixed_base_mul(base, sc, group))
+    assert not be.fixed_base_mul(curve.identity(1), sc[:4], group).any()
+
+
+def random_csr(rng: np.random.Generator, rows: int, cols: int, per_row: float = 2.4) -> CsrMatrix:
+    counts = rng.poisson(per_row, rows)
+    counts[: min(rows, 3)] = [0, 1, 40][: min(rows, 3)]  # an empty row, a single, a long one
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    nnz = int(indptr[-1])
+    indices = rng.integers(0, cols, nnz).astype(np.int32)
+    data = FR.random(nnz, rng)
+    pick = rng.random(nnz)
+    data[pick < 0.5] = FR.ones(1)[0]
+    data[(pick >= 0.5) & (pick < 0.7)] = FR.neg(FR.ones(1))[0]
+    return CsrMatrix(indptr, indices, data, (rows, cols))
+
+
+def check_spmv(be, rng: np.random.Generator, rows: int, cols: int) -> None:
+    m = random_csr(rng, rows, cols)
+    w = FR.random(cols, rng)
+    dw = be.to_device(w)
+    assert np.array_equal(host(be, be.spmv(m, dw)), CPU.spmv(m, w))
+    assert np.array_equal(host(be, be.spmv(m, dw)), CPU.spmv(m, w))  # the cached device copy

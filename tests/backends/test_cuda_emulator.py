@@ -1,0 +1,112 @@
+"""The CUDA backend's kernels and orchestration against the CPU backend, on the host emulator.
+
+The emulator builds the very .cu sources as host C++ (sequential, PTX carries emulated), so
+these tests run in CI without a GPU; tests/backends/test_cuda_gpu.py runs the same checks on a
+device.
+"""
+
+from __future__ import annotations
+
+import cuda_checks as K
+import numpy as np
+import pytest
+
+from cuzk.algebra.curves import G1
+from cuzk.algebra.fields import FR
+from cuzk.backends.cuda import CudaBackend
+from cuzk.backends.cuda import msm as cuda_msm
+from cuzk.backends.cuda import ntt as cuda_ntt
+from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
+from cuzk.errors import BackendError, DeviceMemoryError
+
+pytestmark = pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
+
+
+@pytest.fixture(scope="module")
+def be() -> CudaBackend:
+    return CudaBackend(runtime=EmulatorRuntime())
+
+
+def test_fr_ops(be, rng):
+    K.check_fr_ops(be, rng)
+
+
+def test_base_fields(be, rng):
+    K.check_base_fields(be, rng)
+
+
+def test_ntt_one_and_two_passes(be, rng):
+    K.check_ntt(be, rng, [0, 1, 2, 5, 11, 12, 14])
+
+
+def test_ntt_three_passes(be, rng, monkeypatch):
+    # shrink the pass and tile limits so the 3-pass plan (used from 2^23 up) runs at small sizes
+    monkeypatch.setattr(cuda_ntt, "MAX_PASS_LOG", 3)
+    monkeypatch.setattr(cuda_ntt, "TILE_LOG", 4)
+    fresh = CudaBackend(runtime=be.rt)
+    assert len(cuda_ntt.plan_passes(8)) == 3
+    K.check_ntt(fresh, rng, [7, 8, 9])
+
+
+def test_ntt_rejects_bad_input(be):
+    with pytest.raises(ValueError, match="power of two"):
+        be.ntt(FR.zeros(3), 1)
+    with pytest.raises(ValueError, match="primitive"):
+        be.ntt(FR.zeros(4), 1)
+    with pytest.raises(ValueError, match="shape"):
+        be.ntt(np.zeros((4, 3), np.uint64), 1)
+
+
+def test_msm_g1(be, rng):
+    K.check_msm(be, rng, "g1", 300, windows=(None, 5), chunks=(None, 3))
+
+
+def test_msm_g2(be, rng):
+    K.check_msm(be, rng, "g2", 64)
+
+
+def test_msm_skewed_scalars_take_the_tree_merge(be, rng, monkeypatch):
+    calls = []
+    real = cuda_msm._merge_big
+    monkeypatch.setattr(cuda_msm, "_merge_big", lambda *a: (calls.append(a[2].size), real(*a))[1])
+    monkeypatch.setattr(cuda_msm, "BIG_MAX", 3)
+    K.check_msm_skewed(be, rng, 4500)
+    assert calls and max(calls) <= 3
+
+
+def test_sum_bases(be, rng):
+    K.check_sum_bases(be, rng, "g1", 500)
+    K.check_sum_bases(be, rng, "g2", 100)
+
+
+def test_fixed_base(be, rng):
+    K.check_fixed_base(be, rng, "g1", 40)
+    K.check_fixed_base(be, rng, "g2", 12)
+
+
+def test_spmv(be, rng):
+    K.check_spmv(be, rng, 300, 200)
+
+
+def test_spmv_rejects_wrong_width(be, rng):
+    m = K.random_csr(rng, 10, 8)
+    with pytest.raises(BackendError, match="8 columns"):
+        be.spmv(m, FR.zeros(9))
+
+
+def test_bases_are_checked(be, rng):
+    pts = G1.random(8, rng)
+    bases = be.load_bases(pts, "g1")
+    with pytest.raises(ValueError, match="out of range"):
+        be.msm(bases, FR.zeros(9))
+    with pytest.raises(TypeError, match="not loaded by this"):
+        CudaBackend(runtime=be.rt).msm(bases, FR.zeros(2))
+    with pytest.raises(ValueError, match="unknown group"):
+        be.load_bases(pts, "g3")
+
+
+def test_memory_budget(rng):
+    small = CudaBackend(runtime=EmulatorRuntime(memory_budget=10_000))
+    small.load_bases(G1.random(40, rng), "g1")  # 3840 bytes fit
+    with pytest.raises(DeviceMemoryError, match="budget"):
+        small.load_bases(G1.random(80, rng), "g1")

@@ -1,0 +1,110 @@
+"""Pure-Python parts of the CUDA backend: plans, window choice, budgets, sources, constants."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cuzk.algebra import constants as C
+from cuzk.backends.cuda import _source
+from cuzk.backends.cuda import msm as M
+from cuzk.backends.cuda import ntt as N
+from cuzk.backends.cuda._runtime import parse_budget
+
+
+@pytest.mark.parametrize("log_n", range(0, 29))
+def test_ntt_plan_covers_the_size_within_the_tile(log_n):
+    logs = N.plan_passes(log_n)
+    assert sum(logs) == log_n and all(k <= N.MAX_PASS_LOG for k in logs)
+    assert len(logs) == (1 if log_n <= 11 else 2 if log_n <= 22 else 3)
+    geo = N.pass_geometry(log_n)
+    for p, g in enumerate(geo):
+        assert g.log_N + g.log_T <= N.TILE_LOG
+        assert g.blocks << (g.log_N + g.log_T) == 1 << log_n  # every element in exactly one tile
+        if p < len(geo) - 1:
+            assert g.log_T <= g.log_S - g.log_N  # columns of one block share a sub-problem
+        assert g.shared == 32 << (g.log_N + g.log_T) <= 64 * 1024
+
+
+def test_ntt_plan_rejects_oversize():
+    with pytest.raises(ValueError):
+        N.plan_passes(34)
+
+
+def test_window_choice_grows_with_n_and_stays_in_range():
+    ws = [M.default_window(1 << k) for k in range(4, 27)]
+    assert ws == sorted(ws) and ws[0] >= 4 and ws[-1] <= 22
+    assert M.default_window(1 << 24) >= 16  # large windows pay at scale
+
+
+def test_plan_windows_cover_the_scalar():
+    for c in range(2, 25):
+        w = M.windows_for(c)
+        assert (w - 1) * c <= 255  # the top window starts inside the scalar
+        assert w * c >= 256  # room for the top window's carry
+    plan = M.make_plan(1 << 20, window=18, chunks=2)
+    assert plan.c == 18 and plan.windows == 15 and plan.buckets == 1 << 17
+    assert [hi - lo for lo, hi in plan.chunks] == [1 << 19, 1 << 19]
+    assert plan.buckets % plan.seg == 0
+    with pytest.raises(ValueError, match="window"):
+        M.make_plan(100, window=30)
+
+
+def test_chunk_count():
+    assert M.chunk_count(1000) == 1
+    assert M.chunk_count(1 << 22) == 2
+    assert M.chunk_count(1 << 26) == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("80G", 80 << 30),
+        ("512M", 512 << 20),
+        ("1.5T", int(1.5 * (1 << 40))),
+        ("4096", 4096),
+        ("2gb", 2 << 30),
+    ],
+)
+def test_parse_budget(text, value):
+    assert parse_budget(text) == value
+
+
+@pytest.mark.parametrize("text", ["lots", "-1G", "0"])
+def test_parse_budget_rejects(text):
+    with pytest.raises(ValueError):
+        parse_budget(text)
+
+
+def test_module_sources_inline_each_header_once():
+    for name in _source.MODULES:
+        src = _source.module_source(name)
+        assert '#include "' not in src and "#pragma once" not in src
+        assert src.count("// ---- field.cuh") == 1
+    with pytest.raises(KeyError):
+        _source.module_source("nope")
+
+
+def _header_words(name: str) -> int:
+    text = (_source.KERNEL_DIR / "field.cuh").read_text()
+    block = re.search(name + r"\[\d+\] = \{([^}]*)\}", text).group(1)
+    words = [int(w.strip().rstrip("u"), 16) for w in block.split(",")]
+    return sum(w << (32 * i) for i, w in enumerate(words))
+
+
+def test_field_constants_match_constants_py():
+    text = (_source.KERNEL_DIR / "field.cuh").read_text()
+    blocks = re.findall(r"constexpr uint32_t (\w)\[(\d+)\] = \{([^}]*)\}", text)
+    values = [
+        (kind, sum(int(w.strip().rstrip("u"), 16) << (32 * i) for i, w in enumerate(b.split(","))))
+        for kind, _, b in blocks
+    ]
+    assert values == [
+        ("P", C.R),
+        ("O", (1 << 256) % C.R),
+        ("P", C.Q),
+        ("O", (1 << 384) % C.Q),
+    ]
+    invs = [int(v, 16) for v in re.findall(r"INV = 0x([0-9a-f]+)u", text)]
+    assert invs == [(-pow(C.R, -1, 1 << 32)) % (1 << 32), (-pow(C.Q, -1, 1 << 32)) % (1 << 32)]
