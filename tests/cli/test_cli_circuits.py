@@ -36,6 +36,10 @@ def test_bench_synth(capsys):
 
 
 def test_bad_input(capsys):
-    assert main(["bench", "synth", "--circuit", "nope"]) == 3
+    assert main(["bench", "synth", "--circuit", "nope"]) == 2
     assert "known circuits" in capsys.readouterr().err
-    assert main(["bench", "synth", "--circuit", "porep-tiny", "--iterations", "0"]) == 3
+    assert main(["circuits", "porep-nope"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "synth", "--circuit", "porep-tiny", "--iterations", "0"])
+    assert exc.value.code == 2
+    assert "must be at least 1" in capsys.readouterr().err

@@ -27,12 +27,19 @@ STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
 def _register_synth(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="synthesis-only microbenchmark: witness program + A.w, B.w, C.w")
     p.add_argument("--circuit", required=True, help="a registered circuit (see `cuzk circuits`)")
-    p.add_argument("--iterations", type=int, default=5, help="timed runs after one warm-up (default 5)")
+    p.add_argument("--iterations", type=_positive, default=5, help="timed runs after one warm-up (default 5)")
     p.add_argument("--seed", type=int, default=0, help="instance seed")
     p.add_argument("--backend", default="cpu", help="backend for the sparse products (cpu | cuda | auto)")
     p.add_argument("--profile", action="store_true", help="add a cProfile summary of the top functions")
     p.add_argument("--no-cache", action="store_true", help="record the topology instead of using the cache")
     p.set_defaults(func=run_synth)
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
 
 
 #: name -> function adding that sub-command's parser to `cuzk bench`'s sub-parsers.
@@ -73,11 +80,8 @@ def run_synth(args: argparse.Namespace) -> int:
 
     from cuzk.backends import get_backend
     from cuzk.circuits import get_circuit
-    from cuzk.errors import CuzkError
     from cuzk.instrument.spans import Timeline
 
-    if args.iterations < 1:
-        raise CuzkError("--iterations must be at least 1")
     c = get_circuit(args.circuit)
     backend = get_backend(args.backend)
     t0 = time.perf_counter()

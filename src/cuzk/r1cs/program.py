@@ -15,6 +15,8 @@ ports, so every group only reads columns already written.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -134,6 +136,10 @@ class WitnessProgram:
         if t is None:
             key, params, sig = parse_template_key(self.templates[i])
             fn = GADGETS.get(key)
+            if fn is None and "." in key:  # a fresh process (a worker) may not have imported it yet
+                with contextlib.suppress(ImportError):
+                    importlib.import_module("cuzk." + key.rsplit(".", 1)[0])
+                fn = GADGETS.get(key)
             if fn is None:
                 raise CircuitError(f"the witness program needs gadget {key!r}, which is not registered")
             t = self._parsed[i] = (fn, params, sig)
