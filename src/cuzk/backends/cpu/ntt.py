@@ -23,6 +23,8 @@ from cuzk.algebra.fields import FR, int_to_limbs
 MAX_LOG_N = 28
 _SPLIT_BITS = 12
 _FULL_TABLE_MAX_LOG = 22
+#: Stages whose butterflies stay within 2^12 points (128 KiB, in L2) run block by block.
+_BLOCK_LOG = 12
 
 
 def fr_mont(value: int) -> np.ndarray:
@@ -71,33 +73,48 @@ def _bit_reverse_copy(src, dst, log_n):
             dst[r, k] = src[i, k]
 
 
-@njit(parallel=True, cache=True)
-def _stage_full(F, a, tw, half, stride):
-    nb = a.shape[0] // 2
-    for b in prange(nb):
-        j = b % half
-        i0 = (b // half) * 2 * half + j
-        i1 = i0 + half
-        u = f_load(F, a, i0, 0)
-        v = f_mul(F, f_load(F, a, i1, 0), f_load(F, tw, j * stride, 0))
-        f_store(F, a, i0, 0, f_add(F, u, v))
-        f_store(F, a, i1, 0, f_sub(F, u, v))
+@njit(cache=True)
+def _twiddle(F, hi, lo, t, split_bits):
+    """omega^t from the full table (split_bits == 0) or the two-level one."""
+    if split_bits == 0:
+        return f_load(F, hi, t, 0)
+    return f_mul(F, f_load(F, hi, t >> split_bits, 0), f_load(F, lo, t & ((1 << split_bits) - 1), 0))
+
+
+@njit(cache=True)
+def _butterfly(F, a, i0, i1, w):
+    u = f_load(F, a, i0, 0)
+    v = f_mul(F, f_load(F, a, i1, 0), w)
+    f_store(F, a, i0, 0, f_add(F, u, v))
+    f_store(F, a, i1, 0, f_sub(F, u, v))
 
 
 @njit(parallel=True, cache=True)
-def _stage_split(F, a, hi, lo, half, stride, split_bits):
-    nb = a.shape[0] // 2
-    mask = (1 << split_bits) - 1
-    for b in prange(nb):
+def _stages_in_blocks(F, a, hi, lo, split_bits, log_block):
+    """The first log_block stages: their butterflies stay inside aligned blocks of
+    2^log_block points, so each block runs all of them while it sits in cache,
+    and one parallel launch covers them all."""
+    n = a.shape[0]
+    size = 1 << log_block
+    for blk in prange(n // size):
+        base = blk * size
+        half = 1
+        while half < size:
+            stride = n // (2 * half)
+            for j in range(half):
+                w = _twiddle(F, hi, lo, j * stride, split_bits)
+                for start in range(base, base + size, 2 * half):
+                    _butterfly(F, a, start + j, start + j + half, w)
+            half *= 2
+
+
+@njit(parallel=True, cache=True)
+def _stage(F, a, hi, lo, split_bits, half, stride):
+    """One later stage, parallel over its n/2 butterflies."""
+    for b in prange(a.shape[0] // 2):
         j = b % half
         i0 = (b // half) * 2 * half + j
-        i1 = i0 + half
-        t = j * stride
-        w = f_mul(F, f_load(F, hi, t >> split_bits, 0), f_load(F, lo, t & mask, 0))
-        u = f_load(F, a, i0, 0)
-        v = f_mul(F, f_load(F, a, i1, 0), w)
-        f_store(F, a, i0, 0, f_add(F, u, v))
-        f_store(F, a, i1, 0, f_sub(F, u, v))
+        _butterfly(F, a, i0, i0 + half, _twiddle(F, hi, lo, j * stride, split_bits))
 
 
 @njit(parallel=True, cache=True)
@@ -114,17 +131,18 @@ def _scale_const(F, a, s):
 
 
 class _Twiddles:
-    """omega^t for t < n/2: one table, or two small ones above 2^22."""
+    """omega^t for t < n/2: one table (split_bits = 0), or two small ones above 2^22."""
 
     def __init__(self, omega: int, log_n: int) -> None:
         half = 1 << max(log_n - 1, 0)
         if log_n <= _FULL_TABLE_MAX_LOG:
-            self.full: np.ndarray | None = powers(omega, half)
-            self.hi = self.lo = None
+            self.hi = powers(omega, half)
+            self.lo = self.hi[:1]
+            self.split_bits = 0
         else:
-            self.full = None
             self.lo = powers(omega, 1 << _SPLIT_BITS)
             self.hi = powers(pow(omega, 1 << _SPLIT_BITS, C.R), -(-half >> _SPLIT_BITS))
+            self.split_bits = _SPLIT_BITS
 
 
 def log2_exact(n: int) -> int:
@@ -171,15 +189,13 @@ class CpuNtt:
         tw = self._twiddles(omega, log_n)
         out = np.empty_like(rows)
         n = rows.shape[0]
+        log_block = min(log_n, _BLOCK_LOG)
         with threads_for(n // 2):  # per stage: n/2 butterflies
             _bit_reverse_copy(rows, out, log_n)
-            half = 1
+            _stages_in_blocks(FR_TAG, out, tw.hi, tw.lo, tw.split_bits, log_block)
+            half = 1 << log_block
             while half < n:
-                stride = n // (2 * half)
-                if tw.full is not None:
-                    _stage_full(FR_TAG, out, tw.full, half, stride)
-                else:
-                    _stage_split(FR_TAG, out, tw.hi, tw.lo, half, stride, _SPLIT_BITS)
+                _stage(FR_TAG, out, tw.hi, tw.lo, tw.split_bits, half, n // (2 * half))
                 half *= 2
         return out
 
