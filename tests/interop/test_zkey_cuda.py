@@ -1,0 +1,40 @@
+"""The zkey prover and setup on the CUDA backend: the host emulator in CI, the device on a GPU machine."""
+
+from __future__ import annotations
+
+import pytest
+from circom_toy import random_circuit, toy, witness_array
+
+from cuzk.backends import get_backend
+from cuzk.backends.base import Backend
+from cuzk.groth16.verifier import verify
+from cuzk.interop.prover import load_proving_key, prove
+from cuzk.interop.setup import setup_zkey
+
+
+def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool) -> None:
+    zk = setup_zkey(r1cs, be)
+    pk = load_proving_key(zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None)
+    (proof,), (public,) = prove(pk, [witness_array(w)])
+    vk = zk.verifying_key()
+    assert verify(vk, public, proof)
+    assert not verify(vk, [*public[:-1], public[-1] + 1], proof)
+
+
+@pytest.mark.parametrize("g2_on_cpu", [False, True])
+def test_emulated_cuda_backend(g2_on_cpu: bool) -> None:
+    from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
+
+    if host_compiler() is None:
+        pytest.skip("the CUDA emulator needs a C++ compiler")
+    from cuzk.backends.cuda import CudaBackend
+
+    r1cs, w = toy()
+    _round_trip(CudaBackend(runtime=EmulatorRuntime()), r1cs, w, g2_on_cpu=g2_on_cpu)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("g2_on_cpu", [False, True])
+def test_cuda_device(g2_on_cpu: bool) -> None:
+    r1cs, w = random_circuit(11, n_internal=3000)
+    _round_trip(get_backend("cuda"), r1cs, w, g2_on_cpu=g2_on_cpu)
