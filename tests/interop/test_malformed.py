@@ -227,3 +227,13 @@ def test_zkey_section_size_must_match_the_header(toy_files, tmp_path: Path) -> N
     cut = head + raw[sec.offset : sec.offset + sec.size - 96] + raw[sec.offset + sec.size :]
     with pytest.raises(InteropError, match=r"section 9 \(H points\) has \d+ bytes; the header implies"):
         read_zkey(_write(tmp_path, cut, "short_h.zkey"))
+
+
+def test_validate_points_finds_a_damaged_query_point(toy_files, tmp_path: Path) -> None:
+    """Large sections are checked on request only; a flipped bit in B2 is then named."""
+    f = BinFile(toy_files.zkey_path, b"zkey", (1,))
+    raw = bytearray(toy_files.zkey_path.read_bytes())
+    raw[f.section(7, "B2").offset + 3 * 192 + 5] ^= 0x10  # B2 point 3 (x.c0)
+    zk = read_zkey(_write(tmp_path, bytes(raw), "b2.zkey"))
+    with pytest.raises(InteropError, match="B2 point 3 is not on the curve"):
+        zk.validate_points()

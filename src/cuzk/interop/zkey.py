@@ -102,7 +102,7 @@ class Zkey:
         )
 
     def unbound_inputs(self) -> list[int]:
-        """Public signals (1-based, as in public.json order + 1) whose IC point is infinity."""
+        """Indices i >= 1 of public signals whose IC point is infinity (public.json entry i - 1)."""
         return unbound_inputs(self.ic)
 
     def matrices(self) -> tuple[CsrMatrix, CsrMatrix]:
