@@ -193,7 +193,90 @@ def make_bases(be: Any, curve: Any, group: str, log_max: int, seed: int) -> tupl
     return be.bases_from_device(rows, group), logs
 
 
-def time_msm(be: Any, timer: Timer, curve: Any, group: str, log_sizes: list[int], dlog_at: list[int]) -> None:
+def profiled(be: Any, name: str, fn: Callable[[], Any]) -> None:
+    """Run fn once with per-kernel CUDA events and store the per-kernel totals."""
+    rt = be.rt
+    be.synchronize()
+    rt.profile = []
+    t0 = time.perf_counter()
+    fn()
+    be.synchronize()
+    wall = 1e3 * (time.perf_counter() - t0)
+    report = rt.profile_report()
+    rt.profile = None
+    RESULTS.setdefault("profiles", {})[name] = {"wall_ms": round(wall, 2), "kernels": report}
+    top = sorted(report.items(), key=lambda kv: -kv[1]["ms"])[:8]
+    log(
+        f"profile {name}: wall {wall:.1f} ms; "
+        + "; ".join(f"{k} {v['ms']:.2f} ms x{v['launches']}" for k, v in top)
+    )
+
+
+def tune_msm(be: Any, timer: Timer, bases: Any) -> None:
+    """Per-kernel profile of the default plans, then window / chunk / L variants."""
+    from cuzk.backends.cuda import msm as M
+
+    for log_n in (20, 22, 24):
+        host = FR.random(1 << log_n, np.random.default_rng(300 + log_n))
+        profiled(be, f"msm_g1 2^{log_n}", lambda host=host: be.msm(bases, host))
+    host = FR.random(1 << 24, np.random.default_rng(324))
+    variants = [(16, 4, 32), (18, 4, 32), (20, 4, 32), (19, 1, 32), (19, 2, 32), (19, 4, 64), (17, 1, 64)]
+    for c, k, L in variants:
+        M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
+        be.msm_chunks = k
+        try:
+            t = timer(lambda c=c: be.msm(bases, host, window=c), reps=3)
+            row("msm_g1_variant", "2^24", t, window=c, chunks=k, L=L)
+        finally:
+            M.ACCUMULATE_L, M.BIG_ENTRIES = 32, 32 * 64
+            be.msm_chunks = None
+
+
+def tune_ntt(be: Any, timer: Timer) -> None:
+    from cuzk.backends.cuda import ntt as N
+
+    defaults = (N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG)
+    variants = [
+        ("default", defaults),
+        ("threads512", (11, 11, 512, 20)),
+        ("two-level", (11, 11, 256, 0)),
+        ("tile12", (12, 12, 1024, 20)),
+        ("tile12-t512", (12, 12, 512, 20)),
+    ]
+    for log_n in (24, 27):
+        x = random_fr_device(be, 1 << log_n, seed=log_n)
+        w = C.root_of_unity(log_n)
+        for name, (tile, mx, thr, full) in variants:
+            N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = tile, mx, thr, full
+            be._ntt = N.CudaNtt(be.rt)
+            try:
+                if name == "default":
+                    profiled(be, f"ntt 2^{log_n}", lambda x=x, w=w: be.ntt(x, w))
+                got = be.ntt(x, w)
+                N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = defaults
+                ref = N.CudaNtt(be.rt).transform(x, w, coset=None, inverse=False)
+                N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = tile, mx, thr, full
+                same = bool((got == ref).all())
+                del got, ref
+                t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=1)
+                row("ntt_variant", f"2^{log_n}", t, variant=name, same_as_default=same)
+            except Exception as exc:
+                log(f"ntt variant {name} 2^{log_n} failed: {exc}")
+            finally:
+                N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = defaults
+                be._ntt = N.CudaNtt(be.rt)
+        del x
+
+
+def time_msm(
+    be: Any,
+    timer: Timer,
+    curve: Any,
+    group: str,
+    log_sizes: list[int],
+    dlog_at: list[int],
+    small: bool = False,
+) -> None:
     bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
     for log_n in log_sizes:
         n = 1 << log_n
@@ -220,6 +303,8 @@ def time_msm(be: Any, timer: Timer, curve: Any, group: str, log_sizes: list[int]
         mask = be.to_device(np.random.default_rng(8).random(n) < 0.5)
         t = timer(lambda: be.sum_bases(bases, mask), reps=3)
         row("sum_bases_g1_half", "2^24", t)
+    if group == "g1" and not small:
+        tune_msm(be, timer, bases)
     be.release_bases(bases)
 
 
@@ -288,6 +373,51 @@ def time_spmv(be: Any, timer: Timer, log_rows: int = 20) -> None:
         row(f"spmv_{name}", f"2^{log_rows} rows, {m.nnz / rows:.1f} nnz/row", t)
 
 
+def time_prove(be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2) -> None:
+    """Per-phase GPU prove times: setup on this backend, SRS resident, one warm-up proof, then
+    `reps` timed proofs (each verified by groth16.prove)."""
+    from cuzk.backends.cpu import CpuBackend
+    from cuzk.circuits import get_circuit
+    from cuzk.groth16 import generate_parameters, make_resident, prove
+    from cuzk.instrument import Timeline
+
+    for name in names:
+        circuit = get_circuit(name)
+        t0 = time.perf_counter()
+        topo = circuit.topology()
+        t_rec = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        params = generate_parameters(topo, be)
+        t_setup = time.perf_counter() - t0
+        srs = make_resident(params, topo, be, g2_backend=CpuBackend() if g2_on_cpu else None)
+        witness = circuit.witness(circuit.random_instance(seed=1))
+        log(f"{name}: {topo.num_constraints} constraints, recorded in {t_rec:.1f} s, setup {t_setup:.1f} s")
+        prove(topo, [witness], srs)  # warm-up (compiles, builds twiddles)
+        totals: list[dict[str, float]] = []
+        for _ in range(reps):
+            tl = Timeline(name)
+            be.synchronize()
+            t0 = time.perf_counter()
+            res = prove(topo, [witness], srs, timeline=tl)
+            wall = time.perf_counter() - t0
+            assert len(res.proofs) == 1
+            phases = {k: 1e3 * v for k, v in tl.totals().items()}
+            phases["total"] = 1e3 * wall
+            totals.append(phases)
+        med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
+        gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"})
+        row(
+            "prove",
+            name,
+            {"ms": med["total"], "wall_ms": med["total"]},
+            constraints=topo.num_constraints,
+            gpu_part_ms=round(gpu_part, 1),
+            **{k: round(v, 1) for k, v in med.items() if k != "total"},
+            g2=("cpu" if g2_on_cpu else "gpu"),
+            setup_s=round(t_setup, 1),
+        )
+
+
 def print_table() -> None:
     print("\n| kernel | size | median ms (CUDA events) | wall ms | notes |")
     print("|---|---|---|---|---|")
@@ -306,6 +436,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run on the device)")
     ap.add_argument("--emulate", action="store_true", help="tiny sizes on the host emulator (no GPU)")
+    ap.add_argument("--prove", default="", help="comma list of circuits for per-phase prove rows")
     ap.add_argument(
         "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv"
     )
@@ -354,9 +485,11 @@ def main() -> int:
         ("checks", lambda: kernel_checks(be, rng, small=args.emulate)),
         ("rate", lambda: time_mul_rate(be, timer, small=args.emulate)),
         ("ntt", lambda: time_ntt(be, timer, ntt_sizes)),
-        ("msm1", lambda: time_msm(be, timer, G1, "g1", g1_sizes, g1_dlog)),
-        ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]])),
+        ("msm1", lambda: time_msm(be, timer, G1, "g1", g1_sizes, g1_dlog, small=args.emulate or args.quick)),
+        ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
         ("spmv", lambda: time_spmv(be, timer, log_rows=10 if args.emulate else 20)),
+        ("tune", lambda: None if args.emulate or args.quick else tune_ntt(be, timer)),
+        ("prove", lambda: time_prove(be, [c for c in args.prove.split(",") if c])),
     ]
     for name, fn in sections:
         if name in skip:

@@ -48,6 +48,11 @@ def test_ntt_three_passes(be, rng, monkeypatch):
     K.check_ntt(fresh, rng, [7, 8, 9])
 
 
+def test_ntt_two_level_twiddles(be, rng, monkeypatch):
+    monkeypatch.setattr(cuda_ntt, "FULL_TABLE_LOG", 0)  # every pass through the two-level table
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 13])
+
+
 def test_ntt_rejects_bad_input(be):
     with pytest.raises(ValueError, match="power of two"):
         be.ntt(FR.zeros(3), 1)
@@ -69,9 +74,12 @@ def test_msm_skewed_scalars_take_the_tree_merge(be, rng, monkeypatch):
     calls = []
     real = cuda_msm._merge_big
     monkeypatch.setattr(cuda_msm, "_merge_big", lambda *a: (calls.append(a[2].size), real(*a))[1])
-    monkeypatch.setattr(cuda_msm, "BIG_MAX", 3)
     K.check_msm_skewed(be, rng, 4500)
-    assert calls and max(calls) <= 3
+    assert calls  # the 2250 ones share one bucket: more than BIG_ENTRIES
+    monkeypatch.setattr(cuda_msm, "BIG_ENTRIES", 40)  # many big buckets, several tree levels
+    calls.clear()
+    K.check_msm_skewed(be, rng, 3000)
+    assert calls and max(calls) > 10
 
 
 def test_sum_bases(be, rng):
@@ -110,3 +118,25 @@ def test_memory_budget(rng):
     small.load_bases(G1.random(40, rng), "g1")  # 3840 bytes fit
     with pytest.raises(DeviceMemoryError, match="budget"):
         small.load_bases(G1.random(80, rng), "g1")
+
+
+@pytest.mark.slow
+def test_groth16_proof_through_the_cuda_backend_verifies(be):
+    """Setup and proving of porep-tiny on the (emulated) CUDA backend; the proof verifies and a
+    tampered proof or a corrupted witness is rejected."""
+    from cuzk.circuits import get_circuit
+    from cuzk.errors import UnsatisfiedError
+    from cuzk.groth16 import generate_parameters, make_resident, prove, verify
+    from cuzk.groth16.proof import Proof
+
+    circuit = get_circuit("porep-tiny")
+    topo = circuit.topology()
+    srs = make_resident(generate_parameters(topo, be), topo, be)
+    inst = circuit.random_instance(seed=4)
+    res = prove(topo, [circuit.witness(inst)], srs)
+    proof, public = res.proofs[0], res.public_inputs[0]
+    assert verify(srs.vk, public, proof)
+    tampered = Proof(a=proof.a, b=proof.b, c=G1.neg(proof.c))
+    assert not verify(srs.vk, public, tampered)
+    with pytest.raises(UnsatisfiedError):
+        prove(topo, [circuit.witness(circuit.corrupt(inst))], srs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from cuzk.algebra import constants as C
@@ -49,6 +50,20 @@ def test_plan_windows_cover_the_scalar():
     assert plan.buckets % plan.seg == 0
     with pytest.raises(ValueError, match="window"):
         M.make_plan(100, window=30)
+
+
+def test_span_pieces_cover_each_run_in_order():
+    starts = np.array([5, 100, 300])
+    lens = np.array([1, 70, 32])
+    lo, hi, pieces = M.span_pieces(starts, lens, 32)
+    assert pieces.tolist() == [1, 3, 1]
+    assert list(zip(lo.tolist(), hi.tolist(), strict=True)) == [
+        (5, 6),
+        (100, 132),
+        (132, 164),
+        (164, 170),
+        (300, 332),
+    ]
 
 
 def test_chunk_count():

@@ -94,6 +94,11 @@ class Runtime:
     def used_bytes(self) -> int:
         return 0
 
+    profile: list | None = None
+
+    def profile_report(self) -> dict[str, dict[str, Any]]:
+        return {}
+
     @contextlib.contextmanager
     def guard(self, what: str) -> Iterator[None]:
         yield
@@ -156,6 +161,10 @@ class CupyRuntime(Runtime):
             self.upload_stream = cupy.cuda.Stream(non_blocking=True)
         self._modules: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
+        #: per-launch CUDA events when kernel profiling is on (CUZK_PROFILE_KERNELS=1)
+        self.profile: list[tuple[str, Any, Any]] | None = (
+            [] if os.environ.get("CUZK_PROFILE_KERNELS") else None
+        )
 
     # --- errors -------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -203,7 +212,30 @@ class CupyRuntime(Runtime):
         if grid is None:
             grid = max(1, math.ceil(threads / block))
         with self.compute:  # RawKernel launches on the current stream
-            fn((grid,), (block,), tuple(args), shared_mem=shared)
+            if self.profile is None:
+                fn((grid,), (block,), tuple(args), shared_mem=shared)
+            else:
+                a, b = self.cp.cuda.Event(), self.cp.cuda.Event()
+                a.record(self.compute)
+                fn((grid,), (block,), tuple(args), shared_mem=shared)
+                b.record(self.compute)
+                self.profile.append((kernel, a, b))
+
+    def profile_report(self) -> dict[str, dict[str, Any]]:
+        """{kernel: {launches, ms (total), first (ms of the first launches)}} since the last report."""
+        if not self.profile:
+            return {}
+        self.compute.synchronize()
+        out: dict[str, dict[str, Any]] = {}
+        for name, a, b in self.profile:
+            ms = self.cp.cuda.get_elapsed_time(a, b)
+            entry = out.setdefault(name, {"launches": 0, "ms": 0.0, "first": []})
+            entry["launches"] += 1
+            entry["ms"] = round(entry["ms"] + ms, 3)
+            if len(entry["first"]) < 6:
+                entry["first"].append(round(ms, 3))
+        self.profile.clear()
+        return out
 
     def compile_all(self, modules: Sequence[str]) -> dict[str, float]:
         """Compile (or load) whole modules now; seconds per module."""

@@ -29,9 +29,8 @@ ACCUMULATE_L = 32
 MADD_COST, ADD_COST = 10, 14
 #: Points per to-affine thread (one inversion shared by this many points).
 AFFINE_K = 32
-#: Buckets of more entries than this are merged by tree sums (at most BIG_MAX per chunk).
+#: Buckets of more entries than this are merged by batched tree sums.
 BIG_ENTRIES = ACCUMULATE_L * 64
-BIG_MAX = 256
 SUM_L = 32
 SUM_G = 32
 
@@ -148,30 +147,50 @@ def tree_sum(rt: Runtime, curve: Curve, points: Any, groups: int, count: int) ->
     return points
 
 
-def _big_buckets(xp: Any, counts: Any) -> tuple[int, np.ndarray]:
-    """(threshold, host indices of the buckets above it): at most BIG_MAX buckets, each of more
-    than BIG_ENTRIES entries. A skewed scalar set (many equal scalars, or mostly ones) piles
-    into a few buckets; their partials are tree-summed instead of chained in one thread."""
-    threshold = BIG_ENTRIES
-    big = xp.flatnonzero(counts > threshold)
-    if int(big.size) > BIG_MAX:
-        threshold = max(threshold, int(xp.sort(counts)[-BIG_MAX - 1]))
-        big = xp.flatnonzero(counts > threshold)
+def _big_buckets(xp: Any, counts: Any) -> np.ndarray:
+    """Host indices of the buckets of more than BIG_ENTRIES entries. Skewed scalars (many equal,
+    mostly ones) and the narrow top window pile points into a few buckets; their partials are
+    tree-summed in batches instead of chained in one thread each."""
+    big = xp.flatnonzero(counts > BIG_ENTRIES)
     host = big.get() if xp is not np else big
-    return threshold, np.asarray(host, dtype=np.int64)
+    return np.asarray(host, dtype=np.int64)
+
+
+def span_pieces(
+    starts: np.ndarray, lens: np.ndarray, group: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split runs [starts, starts + lens) into pieces of at most `group`: (lo, hi, pieces per run)."""
+    pieces = -(-lens // group)
+    run = np.repeat(np.arange(lens.shape[0]), pieces)
+    first = np.cumsum(pieces) - pieces
+    k = np.arange(run.shape[0]) - first[run]
+    lo = starts[run] + k * group
+    hi = np.minimum(lo + group, starts[run] + lens[run])
+    return lo.astype(np.uint64), hi.astype(np.uint64), pieces
 
 
 def _merge_big(rt: Runtime, curve: Curve, big: np.ndarray, offsets: Any, partials: Any, buckets: Any) -> None:
     xp = rt.xp
     module, sfx = _group_module(curve)
     off = offsets.get() if xp is not np else offsets
-    sums = []
-    for g in big.tolist():
-        lo, hi = int(off[g]), int(off[g + 1])
-        t0, t1 = lo // ACCUMULATE_L, (hi - 1) // ACCUMULATE_L
-        run = partials[g + t0 : g + t1 + 1]
-        sums.append(tree_sum(rt, curve, run, 1, t1 - t0 + 1))
-    src = xp.concatenate(sums)
+    lo, hi = off[big].astype(np.int64), off[big + 1].astype(np.int64)
+    starts = big + lo // ACCUMULATE_L  # partial slot of (first thread, bucket)
+    lens = (hi - 1) // ACCUMULATE_L - lo // ACCUMULATE_L + 1
+    src = partials
+    while True:
+        plo, phi, pieces = span_pieces(starts, lens, SUM_G)
+        out = xp.empty((plo.shape[0], xyzz_words(curve)), dtype=np.uint64)
+        rt.launch(
+            module,
+            f"sum_spans_{sfx}",
+            plo.shape[0],
+            (np.uint64(plo.shape[0]), rt.upload(plo), rt.upload(phi), src, out),
+            block=64,
+        )
+        src = out
+        starts, lens = np.cumsum(pieces) - pieces, pieces
+        if lens.max() == 1:
+            break
     idx = rt.upload(big.astype(np.uint32))
     rt.launch(module, f"add_into_{sfx}", big.size, (np.uint64(big.size), idx, src, buckets), block=64)
 
@@ -243,11 +262,11 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             module,
             f"msm_merge_{sfx}",
             total_b,
-            (np.uint64(total_b), np.uint32(ACCUMULATE_L), np.uint32(big[0]), offsets, partials, buckets),
+            (np.uint64(total_b), np.uint32(ACCUMULATE_L), np.uint32(BIG_ENTRIES), offsets, partials, buckets),
             block=128,
         )
-        if big[1].size:
-            _merge_big(rt, curve, big[1], offsets, partials, buckets)
+        if big.size:
+            _merge_big(rt, curve, big, offsets, partials, buckets)
     M = plan.seg
     P = B // M
     R = xp.empty((W * P, words), dtype=np.uint64)

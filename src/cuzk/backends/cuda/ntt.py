@@ -24,6 +24,9 @@ from cuzk.backends.cuda._runtime import NULL, Runtime
 TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
+#: passes whose sub-problem has at most 2^FULL_TABLE_LOG points read omega_S^j from one table
+#: (one load) instead of the two-level table (two loads and a product)
+FULL_TABLE_LOG = 20
 
 
 def plan_passes(log_n: int) -> tuple[int, ...]:
@@ -63,7 +66,7 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
                 log_S=log_S,
                 log_T=log_T,
                 blocks=1 << (log_n - log_N - log_T),
-                threads=max(1, min(THREADS, elems // 2)),
+                threads=max(1, min(THREADS, elems // 2, 1024)),
                 shared=elems * 32,
             )
         )
@@ -87,6 +90,10 @@ class _Tables:
         b = tw_bits(log_n)
         self.lo = rt.upload(powers(omega, 1 << b))
         self.hi = rt.upload(powers(pow(omega, 1 << b, C.R), 1 << (log_n - b)))
+        self.full: dict[int, Any] = {}
+        for g in pass_geometry(log_n)[:-1]:
+            if g.log_S <= FULL_TABLE_LOG:
+                self.full[g.log_S] = rt.upload(powers(pow(omega, n >> g.log_S, C.R), 1 << g.log_S))
 
 
 def _two_level(rt: Runtime, base: int, log_n: int, start: int = 1) -> tuple[Any, Any]:
@@ -175,6 +182,7 @@ class CudaNtt:
                     tables.lo,
                     tables.hi,
                     np.int32(tw_bits(log_n)),
+                    tables.full.get(g.log_S, NULL) if not last else NULL,
                     in_lo if first else NULL,
                     in_hi if first else NULL,
                     np.int32(out_mode if last else 0),

@@ -97,6 +97,40 @@ CUZK_HD_NOINLINE Xyzz<F> xyzz_add(const Xyzz<F>& p, const Xyzz<F>& q) {
     return {X3, Y3, cmul(cmul(p.ZZ, q.ZZ), PP), cmul(cmul(p.ZZZ, q.ZZZ), PPP)};
 }
 
+// The same addition inlined with full-speed products, for the per-bucket passes (merge and
+// window segments) whose cost grows with the bucket count.
+template <class F>
+CUZK_HD Xyzz<F> xyzz_add_hot(const Xyzz<F>& p, const Xyzz<F>& q) {
+    if (p.is_inf()) return q;
+    if (q.is_inf()) return p;
+    F U1 = p.X * q.ZZ;
+    F U2 = q.X * p.ZZ;
+    F S1 = p.Y * q.ZZZ;
+    F S2 = q.Y * p.ZZZ;
+    F P = U2 - U1;
+    F R = S2 - S1;
+    if (P.is_zero()) {
+        if (R.is_zero()) return xyzz_dbl(p);
+        return Xyzz<F>::inf();
+    }
+    F PP = sqr(P);
+    F PPP = P * PP;
+    F Q = U1 * PP;
+    F X3 = sqr(R) - PPP - dbl(Q);
+    F Y3 = R * (Q - X3) - S1 * PPP;
+    return {X3, Y3, p.ZZ * q.ZZ * PP, p.ZZZ * q.ZZZ * PPP};
+}
+
+// G2's per-bucket passes are a small part of its MSM; keeping its addition out of line halves
+// the G2 module's compile time (the exact-match overload wins over the template).
+CUZK_HD Xyzz<fq2_t> xyzz_add_hot(const Xyzz<fq2_t>& p, const Xyzz<fq2_t>& q) { return xyzz_add(p, q); }
+
+// Out-of-line mixed addition for the kernels off the MSM's hot path (fixed-base, 0/1 sums).
+template <class F>
+CUZK_HD_NOINLINE Xyzz<F> xyzz_madd_ni(const Xyzz<F>& p, const F& x2, const F& y2) {
+    return xyzz_madd(p, x2, y2);
+}
+
 // k * p for a small unsigned k (double-and-add from the top bit).
 template <class F>
 CUZK_HD Xyzz<F> xyzz_mul_small(const Xyzz<F>& p, uint32_t k) {

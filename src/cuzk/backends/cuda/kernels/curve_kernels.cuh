@@ -15,6 +15,11 @@ CUZK_KERNEL(CUZK_NAME(msm_merge))(uint64_t nbuckets, uint32_t L, uint32_t skip_a
     CUZK_FOR_TID(nbuckets) cuzk::msm_merge<CUZK_F>(tid, L, skip_above, offsets, partials, buckets);
 }
 
+CUZK_KERNEL(CUZK_NAME(sum_spans))(uint64_t n, const uint64_t* lo, const uint64_t* hi, const uint32_t* in,
+                                  uint32_t* out) {
+    CUZK_FOR_TID(n) cuzk::sum_spans<CUZK_F>(tid, lo, hi, in, out);
+}
+
 CUZK_KERNEL(CUZK_NAME(add_into))(uint64_t n, const uint32_t* idx, const uint32_t* src, uint32_t* buckets) {
     CUZK_FOR_TID(n) cuzk::add_into<CUZK_F>(tid, idx, src, buckets);
 }

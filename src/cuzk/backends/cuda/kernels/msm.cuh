@@ -106,8 +106,16 @@ CUZK_HD void msm_merge(uint64_t g, uint32_t L, uint32_t skip_above, const uint32
     const uint32_t lo = offsets[g], hi = offsets[g + 1];
     if (lo == hi || hi - lo > skip_above) return;
     Xyzz<F> s = load_xyzz<F>(buckets, g);
-    for (uint64_t t = lo / L; t <= (hi - 1) / L; t++) s = xyzz_add(s, load_xyzz<F>(partials, g + t));
+    for (uint64_t t = lo / L; t <= (hi - 1) / L; t++) s = xyzz_add_hot(s, load_xyzz<F>(partials, g + t));
     store_xyzz<F>(buckets, g, s);
+}
+
+// out[j] = sum of in[lo[j] .. hi[j]) (batched tree sums over the big buckets' partial runs).
+template <class F>
+CUZK_HD void sum_spans(uint64_t j, const uint64_t* lo, const uint64_t* hi, const uint32_t* in, uint32_t* out) {
+    Xyzz<F> acc = Xyzz<F>::inf();
+    for (uint64_t k = lo[j]; k < hi[j]; k++) acc = xyzz_add(acc, load_xyzz<F>(in, k));
+    store_xyzz<F>(out, j, acc);
 }
 
 // buckets[idx[j]] += src[j] (the tree-summed big buckets).
@@ -125,8 +133,8 @@ CUZK_HD void msm_segment(uint64_t ws, uint32_t B, uint32_t M, const uint32_t* bu
     const uint64_t w = ws / P, s = ws % P;
     Xyzz<F> running = Xyzz<F>::inf(), acc = Xyzz<F>::inf();
     for (int64_t j = (int64_t)M - 1; j >= 0; j--) {
-        running = xyzz_add(running, load_xyzz<F>(buckets, w * B + s * M + (uint64_t)j));
-        acc = xyzz_add(acc, running);
+        running = xyzz_add_hot(running, load_xyzz<F>(buckets, w * B + s * M + (uint64_t)j));
+        acc = xyzz_add_hot(acc, running);
     }
     store_xyzz<F>(R, ws, acc);
     store_xyzz<F>(T, ws, running);
@@ -162,7 +170,7 @@ CUZK_HD void sum_indexed(uint64_t t, uint32_t L, uint64_t count, const int64_t* 
     Xyzz<F> acc = Xyzz<F>::inf();
     for (uint64_t k = k0; k < k1; k++) {
         Affine<F> p = load_affine<F>(bases, (uint64_t)idx[k]);
-        if (!p.is_inf()) acc = xyzz_madd(acc, p.x, p.y);
+        if (!p.is_inf()) acc = xyzz_madd_ni(acc, p.x, p.y);
     }
     store_xyzz<F>(out, t, acc);
 }
@@ -194,7 +202,7 @@ CUZK_HD void fb_mul(uint64_t i, const uint32_t* scalars, int c, int windows, con
         uint32_t d = (uint32_t)(((hi << 32) | lo) >> off) & per;
         if (d != 0) {
             Affine<F> p = load_affine<F>(table, (uint64_t)w * per + d - 1);
-            if (!p.is_inf()) acc = xyzz_madd(acc, p.x, p.y);
+            if (!p.is_inf()) acc = xyzz_madd_ni(acc, p.x, p.y);
         }
     }
     store_xyzz<F>(out, i, acc);
@@ -212,7 +220,7 @@ CUZK_HD void xyzz_to_affine(uint64_t t, uint32_t K, uint64_t n, const uint32_t* 
     for (uint64_t k = k0; k < k1; k++) {
         Xyzz<F> p = load_xyzz<F>(in, k);
         store_affine<F>(out, k, {acc, F::zero()});
-        if (!p.is_inf()) acc = acc * (p.ZZ * p.ZZZ);
+        if (!p.is_inf()) acc = cmul(acc, cmul(p.ZZ, p.ZZZ));
     }
     F inv = inverse(acc);
     for (uint64_t k = k1; k-- > k0;) {
@@ -222,10 +230,10 @@ CUZK_HD void xyzz_to_affine(uint64_t t, uint32_t K, uint64_t n, const uint32_t* 
             continue;
         }
         F prefix = load_affine<F>(out, k).x;
-        F d = p.ZZ * p.ZZZ;
-        F dinv = inv * prefix;
-        inv = inv * d;
-        store_affine<F>(out, k, {p.X * p.ZZZ * dinv, p.Y * p.ZZ * dinv});
+        F d = cmul(p.ZZ, p.ZZZ);
+        F dinv = cmul(inv, prefix);
+        inv = cmul(inv, d);
+        store_affine<F>(out, k, {cmul(cmul(p.X, p.ZZZ), dinv), cmul(cmul(p.Y, p.ZZ), dinv)});
     }
 }
 

@@ -10,12 +10,13 @@
 #define CUZK_NTT_PARAMS                                                                                   \
     const uint32_t *in, uint32_t *out, int log_n, int log_N, int log_S, int log_T, int npass, int l0, int l1, \
         int l2, int l3, const uint32_t *wsub, const uint32_t *tw_lo, const uint32_t *tw_hi, int tw_bits,      \
+        const uint32_t *tw_full,                                                                               \
         const uint32_t *in_lo, const uint32_t *in_hi, int out_mode, const uint32_t *out_c,                   \
         const uint32_t *out_lo, const uint32_t *out_hi
 
 #define CUZK_NTT_ARGS                                                                                   \
-    cuzk::NttArgs a = {in,    out,   log_n,   log_N, log_S, log_T,    npass, {l0, l1, l2, l3}, wsub, \
-                       tw_lo, tw_hi, tw_bits, in_lo, in_hi, out_mode, out_c, out_lo,           out_hi};
+    cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
+                       tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi};
 
 CUZK_KERNEL(ntt_pass)(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS

@@ -30,6 +30,7 @@ struct NttArgs {
     const uint32_t* tw_lo;  // omega_n^e, e < 2^tw_bits (non-last passes)
     const uint32_t* tw_hi;  // omega_n^(e 2^tw_bits)
     int tw_bits;
+    const uint32_t* tw_full;  // optional omega_S^j, j < S: one load instead of two and a product
     const uint32_t* in_lo;  // optional input scale s^i (two-level like tw), first pass only
     const uint32_t* in_hi;
     int out_mode;           // last pass: 0 none, 1 times out_c, 2 times out_hi[k >> b] out_lo[k & m]
@@ -126,8 +127,13 @@ CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint3
         const uint64_t blocks_per_o = 1ull << (log_M - a.log_T);
         uint64_t o = blk / blocks_per_o;
         uint64_t i2 = ((blk % blocks_per_o) << a.log_T) + g;
-        uint64_t e = (i2 * k1) << (a.log_n - a.log_S);
-        if (e != 0) x = x * two_level(a.tw_lo, a.tw_hi, a.tw_bits, e);
+        const uint64_t local = i2 * k1;  // exponent of omega_S
+        if (local != 0) {
+            if (a.tw_full != nullptr)
+                x = x * load_elem<fr_t>(a.tw_full, local);
+            else
+                x = x * two_level(a.tw_lo, a.tw_hi, a.tw_bits, local << (a.log_n - a.log_S));
+        }
         store_elem<fr_t>(a.out, (o << a.log_S) + ((uint64_t)k1 << log_M) + i2, x);
     }
 }
