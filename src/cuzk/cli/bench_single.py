@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cuzk.cli.output import add_backend_option
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("single", help="prove one circuit N times with parameters loaded: per-phase medians")
@@ -22,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=int, default=3, help="timed proofs after the warm-up (default 3)")
     p.add_argument("--batch", type=int, default=1, help="circuits per proof pass (default 1)")
     p.add_argument("--params", type=Path, help="a `cuzk setup` directory (default: the cache)")
-    p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default=None)
+    add_backend_option(p)
     p.add_argument("--g2-on-cpu", action="store_true", help="the G2 MSM on the CPU backend")
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.set_defaults(func=cmd_single)

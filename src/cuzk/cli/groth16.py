@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cuzk.cli.output import err_console, phase_table, progress_printer
+from cuzk.cli.output import add_backend_option, err_console, phase_table, progress_printer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-check", action="store_true", help="skip verifying the proof before writing it")
     p.add_argument("--timing", action="store_true", help="print the time of each phase")
-    _backend_arg(p)
+    add_backend_option(p)
     p.set_defaults(func=cmd_prove)
 
     p = cmds.add_parser("verify", help="verify a snarkjs proof: exit 0 valid, 1 invalid, 2 bad input")
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("r1cs", type=Path, help="circom constraint system (.r1cs, compiled with --prime bls12381)")
     p.add_argument("zkey", type=Path, help="where to write the .zkey")
     p.add_argument("--timing", action="store_true", help="print the time of each phase")
-    _backend_arg(p)
+    add_backend_option(p)
     p.set_defaults(func=cmd_setup)
 
     e = sub.add_parser("export", help="export native keys and proofs to other tools' formats")
@@ -70,15 +70,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--public", type=Path, help="their public inputs (`cuzk prove --public-out`)")
     p.set_defaults(func=cmd_export_snarkjs)
-
-
-def _backend_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend",
-        choices=("auto", "cpu", "cuda"),
-        default=None,
-        help="compute backend (default: CUZK_BACKEND, else cuda when a GPU is present, else cpu)",
-    )
 
 
 @contextmanager

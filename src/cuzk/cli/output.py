@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -50,3 +51,13 @@ def progress_printer() -> Callable[[str], None]:
         sys.stderr.flush()
 
     return say
+
+
+def add_backend_option(p: argparse.ArgumentParser) -> None:
+    """The one `--backend` option every computing command takes."""
+    p.add_argument(
+        "--backend",
+        choices=("auto", "cpu", "cuda"),
+        default=None,
+        help="compute backend (default: CUZK_BACKEND, else cuda when a GPU is present, else cpu)",
+    )

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from cuzk.cli.output import console, phase_table, progress_printer
+from cuzk.cli.output import add_backend_option, console, phase_table, progress_printer
 from cuzk.errors import FormatError
 
 
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("setup", help="generate local (test, not ceremony) parameters for a circuit")
     p.add_argument("--circuit", required=True, help="a registered circuit name (see `cuzk circuits`)")
     p.add_argument("--out", required=True, type=Path, help="directory for NAME.params, NAME.vk, NAME.json")
-    _backend_arg(p)
+    add_backend_option(p)
     p.set_defaults(func=cmd_setup)
 
     p = sub.add_parser("prove", help="prove a random valid instance of a circuit")
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--g2-on-cpu", action="store_true", help="run the B MSM on G2 on the CPU (finalize off the GPU)"
     )
-    _backend_arg(p)
+    add_backend_option(p)
     p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("verify", help="verify a native proof: exit 0 valid, 1 invalid, 2 bad input")
@@ -50,15 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--unchecked", action="store_true", help="skip the vk's subgroup checks (trusted files)")
     p.set_defaults(func=cmd_verify)
-
-
-def _backend_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--backend",
-        choices=("auto", "cpu", "cuda"),
-        default=None,
-        help="compute backend (default: CUZK_BACKEND, else cuda when a GPU is present, else cpu)",
-    )
 
 
 def cmd_setup(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.cli.output import console, err_console, progress_printer
+from cuzk.cli.output import add_backend_option, console, err_console, progress_printer
 
 DEFAULT_SIZE = 2048
 #: Kernel modules whose numba cache files tell whether a first run will compile.
@@ -38,12 +38,7 @@ _KERNEL_MODULES = (
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("selftest", help="run every algebra check on random data and print a table")
-    p.add_argument(
-        "--backend",
-        choices=("auto", "cpu", "cuda"),
-        default=None,
-        help="compute backend (default: CUZK_BACKEND, else cuda when a GPU is present, else cpu)",
-    )
+    add_backend_option(p)
     p.add_argument(
         "--size",
         type=int,

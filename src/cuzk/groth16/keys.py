@@ -15,10 +15,12 @@ import numpy as np
 @dataclass
 class VerifyingKey:
     alpha_g1: np.ndarray  # alpha * g1, (1,2,6)
-    beta_g1: np.ndarray  # beta * g1 (bellperson keeps it; the verifier does not need it)
+    beta_g1: (
+        np.ndarray | None
+    )  # beta * g1 (bellperson keeps it; snarkjs JSON lacks it; the verifier never reads it)
     beta_g2: np.ndarray  # beta * g2, (1,2,2,6)
     gamma_g2: np.ndarray  # gamma * g2
-    delta_g1: np.ndarray  # delta * g1
+    delta_g1: np.ndarray | None  # delta * g1 (the prover needs it; snarkjs JSON lacks it)
     delta_g2: np.ndarray  # delta * g2
     ic: np.ndarray  # (beta A_i(tau) + alpha B_i(tau) + C_i(tau)) / gamma * g1 per input (ONE first)
 

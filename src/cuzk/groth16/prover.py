@@ -144,24 +144,53 @@ def _random_scalars(k: int) -> np.ndarray:
 def finalize(pending: Pending, srs: ResidentParameters) -> list[Proof]:
     """The CPU part: the G2 MSM and the assembly of A, B, C with fresh r, s."""
     tl, vk = pending.timeline, srs.vk
-    k = pending.inputs.shape[0]
     with tl.span("msm_b_g2"):
         b2_pt = srs.g2_backend.msm(srs.b_g2, srs.g2_backend.to_device(pending.b_scalars))
     with tl.span("epilogue"):
-        r, s = _random_scalars(k), _random_scalars(k)
-        rs = FR.mul(r, s)
-        rep1 = lambda p: np.repeat(p, k, axis=0)  # noqa: E731 - one point, k copies
-        # A = alpha + r delta + sum_a
-        a_jac = G1.add_mixed(G1.add(G1.scalar_mul(rep1(vk.delta_g1), r), pending.a), rep1(vk.alpha_g1))
-        # B = beta + s delta + sum_b (G2), and its G1 twin B1
-        b_jac = G2.add_mixed(G2.add(G2.scalar_mul(rep1(vk.delta_g2), s), b2_pt), rep1(vk.beta_g2))
-        b1_jac = G1.add_mixed(G1.add(G1.scalar_mul(rep1(vk.delta_g1), s), pending.b_g1), rep1(vk.beta_g1))
-        a_aff, b1_aff = G1.to_affine(a_jac), G1.to_affine(b1_jac)
-        # C = s A + r B1 - r s delta + H + L
-        c_jac = G1.add(G1.scalar_mul(a_aff, s), G1.scalar_mul(b1_aff, r))
-        c_jac = G1.add_mixed(c_jac, G1.neg(G1.to_affine(G1.scalar_mul(rep1(vk.delta_g1), rs))))
-        c_jac = G1.add(G1.add(c_jac, pending.h), pending.l)
-        b_aff, c_aff = G2.to_affine(b_jac), G1.to_affine(c_jac)
+        proofs = assemble(
+            alpha_g1=vk.alpha_g1,
+            beta_g1=vk.beta_g1,
+            beta_g2=vk.beta_g2,
+            delta_g1=vk.delta_g1,
+            delta_g2=vk.delta_g2,
+            sum_a=pending.a,
+            sum_b_g1=pending.b_g1,
+            sum_b_g2=b2_pt,
+            sum_c=G1.add(pending.h, pending.l),
+        )
+    return proofs
+
+
+def assemble(
+    *,
+    alpha_g1: np.ndarray,
+    beta_g1: np.ndarray,
+    beta_g2: np.ndarray,
+    delta_g1: np.ndarray,
+    delta_g2: np.ndarray,
+    sum_a: np.ndarray,
+    sum_b_g1: np.ndarray,
+    sum_b_g2: np.ndarray,
+    sum_c: np.ndarray,
+) -> list[Proof]:
+    """A, B, C for k proofs from their MSM sums, with fresh r, s from the OS CSPRNG.
+
+    A = alpha + sum_a + r delta; B = beta + sum_b + s delta (G2, and B1 in G1);
+    C = s A + r B1 - r s delta + sum_c, where sum_c is H + L (bellperson) or
+    H + the C section (snarkjs). Key points are affine (1, ...); sums Jacobian (k, ...).
+    """
+    k = sum_a.shape[0]
+    r, s = _random_scalars(k), _random_scalars(k)
+    rep = lambda p: np.repeat(p, k, axis=0)  # noqa: E731 - one key point, k copies
+    delta1 = rep(delta_g1)
+    a_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, r), sum_a), rep(alpha_g1))
+    b_jac = G2.add_mixed(G2.add(G2.scalar_mul(rep(delta_g2), s), sum_b_g2), rep(beta_g2))
+    b1_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, s), sum_b_g1), rep(beta_g1))
+    a_aff, b1_aff = G1.to_affine(a_jac), G1.to_affine(b1_jac)
+    c_jac = G1.add(G1.scalar_mul(a_aff, s), G1.scalar_mul(b1_aff, r))
+    c_jac = G1.add_mixed(c_jac, G1.neg(G1.to_affine(G1.scalar_mul(delta1, FR.mul(r, s)))))
+    c_aff = G1.to_affine(G1.add(c_jac, sum_c))
+    b_aff = G2.to_affine(b_jac)
     return [Proof(a=a_aff[j : j + 1], b=b_aff[j : j + 1], c=c_aff[j : j + 1]) for j in range(k)]
 
 

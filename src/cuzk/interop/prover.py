@@ -24,7 +24,6 @@ section), msm_b_g2, epilogue, verify.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra import constants as C
-from cuzk.algebra.curves import G1, G2
+from cuzk.algebra.curves import G1
 from cuzk.algebra.fields import FR
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.errors import CircuitError, ProofError
 from cuzk.groth16.proof import Proof
+from cuzk.groth16.prover import assemble
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare, verify
 from cuzk.instrument import Timeline
 from cuzk.interop.wtns import read_wtns
@@ -168,29 +168,24 @@ def start(assignment: Assignment, pk: ZkeyProvingKey) -> Pending:
     return Pending(witness=assignment.witness, h=h, a=a, b1=b1, c=c, timeline=tl)
 
 
-def _random_scalars(k: int) -> np.ndarray:
-    return FR.from_ints([secrets.randbelow(C.R) for _ in range(k)])
-
-
 def finalize(pending: Pending, pk: ZkeyProvingKey) -> list[Proof]:
     """The G2 MSM and the assembly with fresh r, s from the OS CSPRNG."""
     tl, zk = pending.timeline, pk.zkey
-    k = pending.witness.shape[0]
     with tl.span("msm_b_g2"):
         b2 = pk.g2_backend.msm(pk.b2, pk.g2_backend.to_device(pending.witness))
     with tl.span("epilogue"):
-        r, s = _random_scalars(k), _random_scalars(k)
-        rep = lambda p: np.repeat(p, k, axis=0)  # noqa: E731 - one key point, k copies
-        delta1 = rep(zk.delta_g1)
-        a_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, r), pending.a), rep(zk.alpha_g1))
-        b_jac = G2.add_mixed(G2.add(G2.scalar_mul(rep(zk.delta_g2), s), b2), rep(zk.beta_g2))
-        b1_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, s), pending.b1), rep(zk.beta_g1))
-        a_aff, b1_aff = G1.to_affine(a_jac), G1.to_affine(b1_jac)
-        c_jac = G1.add(G1.scalar_mul(a_aff, s), G1.scalar_mul(b1_aff, r))
-        c_jac = G1.add_mixed(c_jac, G1.neg(G1.to_affine(G1.scalar_mul(delta1, FR.mul(r, s)))))
-        c_jac = G1.add(G1.add(c_jac, pending.h), pending.c)
-        b_aff, c_aff = G2.to_affine(b_jac), G1.to_affine(c_jac)
-    return [Proof(a=a_aff[j : j + 1], b=b_aff[j : j + 1], c=c_aff[j : j + 1]) for j in range(k)]
+        proofs = assemble(
+            alpha_g1=zk.alpha_g1,
+            beta_g1=zk.beta_g1,
+            beta_g2=zk.beta_g2,
+            delta_g1=zk.delta_g1,
+            delta_g2=zk.delta_g2,
+            sum_a=pending.a,
+            sum_b_g1=pending.b1,
+            sum_b_g2=b2,
+            sum_c=G1.add(pending.h, pending.c),
+        )
+    return proofs
 
 
 def public_signals(witness: np.ndarray, n_public: int) -> list[int]:
