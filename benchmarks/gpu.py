@@ -220,7 +220,7 @@ def tune_msm(be: Any, timer: Timer, bases: Any) -> None:
         host = FR.random(1 << log_n, np.random.default_rng(300 + log_n))
         profiled(be, f"msm_g1 2^{log_n}", lambda host=host: be.msm(bases, host))
     host = FR.random(1 << 24, np.random.default_rng(324))
-    variants = [(16, 4, 32), (18, 4, 32), (20, 4, 32), (19, 1, 32), (19, 2, 32), (19, 4, 64), (17, 1, 64)]
+    variants = [(16, 8, 32), (16, 4, 32), (17, 4, 32), (18, 8, 32), (19, 1, 32), (19, 4, 32), (16, 8, 64)]
     for c, k, L in variants:
         M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
         be.msm_chunks = k

@@ -66,6 +66,16 @@ def test_span_pieces_cover_each_run_in_order():
     ]
 
 
+def test_plan_chunks_only_host_scalars_at_scale():
+    dev, host = M.make_plan(1 << 24), M.make_plan(1 << 24, host_scalars=True)
+    assert len(dev.chunks) == 1 and len(host.chunks) > 1  # chunking hides uploads, costs merges
+    assert len(M.make_plan(1 << 14, host_scalars=True).chunks) == 1
+    assert M.make_plan(1 << 24, window=18, chunks=3).c == 18
+    for k in range(4, 27):
+        c, chunks = M.choose(1 << k, host_scalars=True)
+        assert 4 <= c <= 22 and chunks in M.CHUNK_CHOICES
+
+
 def test_chunk_count():
     assert M.chunk_count(1000) == 1
     assert M.chunk_count(1 << 22) == 2

@@ -157,8 +157,13 @@ class CupyRuntime(Runtime):
                 )
             if memory_budget is not None:
                 self.pool.set_limit(size=memory_budget)
-            self.compute = cupy.cuda.Stream(non_blocking=True)
+            # Kernels run on the legacy default stream, so any CuPy operation a caller applies to
+            # a returned array is ordered after the kernel that made it (a non-blocking compute
+            # stream raced the prover's own cupy comparisons). Uploads use a non-blocking stream
+            # so they overlap with that compute; the compute stream waits on their events.
+            self.compute = cupy.cuda.Stream.null
             self.upload_stream = cupy.cuda.Stream(non_blocking=True)
+            self._copy_pool = None
         self._modules: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
         #: per-launch CUDA events when kernel profiling is on (CUZK_PROFILE_KERNELS=1)
@@ -289,7 +294,7 @@ class CupyRuntime(Runtime):
                     if events[slot] is not None:
                         events[slot].synchronize()
                     staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
-                    np.copyto(staged, host[a:b])
+                    self._parallel_copy(staged, host[a:b])
                     out[a:b].set(staged, stream=self.upload_stream)
                     events[slot] = self.upload_stream.record()
                     slot ^= 1
@@ -297,6 +302,21 @@ class CupyRuntime(Runtime):
                 out[lo:hi].set(host[lo:hi], stream=self.upload_stream)
             self.compute.wait_event(self.upload_stream.record())
             yield out, lo, hi
+
+    def _parallel_copy(self, dst: np.ndarray, src: np.ndarray, parts: int = 8) -> None:
+        """Host copy into the pinned buffer on several threads (numpy releases the GIL): one
+        thread's memcpy, not the DMA, was the staging bottleneck."""
+        if self._copy_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._copy_pool = ThreadPoolExecutor(parts, thread_name_prefix="cuzk-stage")
+        step = -(-dst.shape[0] // parts)
+        futures = [
+            self._copy_pool.submit(np.copyto, dst[i : i + step], src[i : i + step])
+            for i in range(0, dst.shape[0], step)
+        ]
+        for f in futures:
+            f.result()
 
     def synchronize(self) -> None:
         with self.guard("synchronize"):

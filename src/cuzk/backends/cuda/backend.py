@@ -207,7 +207,7 @@ class CudaBackend(Backend):
         curve = bases.curve
         if n == 0:
             return curve.to_jacobian(curve.identity(1))[0]
-        plan = _msm.make_plan(n, window, self.msm_chunks)
+        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=isinstance(scalars, np.ndarray))
         with self.rt.guard(f"msm({bases.group}, n={n})"):
             if not isinstance(scalars, np.ndarray):
                 scalars = self.xp.ascontiguousarray(scalars)

@@ -25,14 +25,21 @@ from cuzk.backends.cuda._runtime import Runtime
 
 #: Entries each accumulate thread sums (fixed, so every thread does the same work).
 ACCUMULATE_L = 32
-#: Field products per XYZZ operation, for the window cost model.
-MADD_COST, ADD_COST = 10, 14
+#: Cost model in Fq-product equivalents, fitted to the H200 per-kernel profile of 2026-12-02
+#: (docs/GPU_NOTES.md): an accumulated entry (XYZZ madd + its share of digits and scatter),
+#: a bucket merged per chunk, a bucket in the window reduction, and a scalar uploaded from
+#: pageable host memory (6.7 GB/s measured against 13.5 G products/s).
+ENTRY_COST, MERGE_COST, REDUCE_COST, UPLOAD_COST = 11.5, 34.0, 42.0, 64.0
 #: Points per to-affine thread (one inversion shared by this many points).
 AFFINE_K = 32
 #: Buckets of more entries than this are merged by batched tree sums.
 BIG_ENTRIES = ACCUMULATE_L * 64
 SUM_L = 32
-SUM_G = 32
+#: points per thread and level of the tree sums (short serial chains: latency, not work, rules)
+SUM_G = 8
+#: target thread count of the window-reduction segments
+SEGMENT_THREADS = 1 << 16
+CHUNK_CHOICES = (1, 2, 4, 8)
 
 
 def windows_for(c: int) -> int:
@@ -41,24 +48,36 @@ def windows_for(c: int) -> int:
 
 
 def chunk_count(n: int) -> int:
-    """Scalar chunks for the upload/compute overlap: 1 up to 2^21 points, then 2, then 4."""
+    """Default scalar chunks when the window is given: 1 up to 2^21 points, then 2, then 4."""
     return max(1, min(4, n >> 21))
 
 
-def msm_cost(n: int, c: int, chunks: int = 1) -> float:
-    """Field products for an n-point MSM with window c (accumulate + merge + reduce)."""
+def msm_cost(n: int, c: int, chunks: int = 1, host_scalars: bool = False) -> float:
+    """Modelled cost of an n-point MSM with window c in `chunks` chunks (Fq products)."""
     W = windows_for(c)
     B = 1 << (c - 1)
     per_chunk = n / chunks
     filled = B * (1 - math.exp(-per_chunk / B))  # expected non-empty buckets per chunk
-    accumulate = n * W * MADD_COST
-    merge = chunks * W * (filled + per_chunk / ACCUMULATE_L) * ADD_COST
-    reduce = W * B * 2 * ADD_COST
-    return accumulate + merge + reduce
+    accumulate = n * W * ENTRY_COST
+    merge = chunks * W * filled * MERGE_COST
+    reduce = W * B * REDUCE_COST
+    upload = n * UPLOAD_COST / chunks if host_scalars else 0.0  # the first chunk is not hidden
+    return accumulate + merge + reduce + upload
+
+
+def choose(n: int, host_scalars: bool = False) -> tuple[int, int]:
+    """(window, chunks) minimizing msm_cost; windows 4..22, chunks of at least 2^18 points."""
+    options = [
+        (c, k)
+        for c in range(4, 23)
+        for k in (CHUNK_CHOICES if host_scalars else (1,))
+        if k == 1 or n // k >= 1 << 18
+    ]
+    return min(options, key=lambda ck: msm_cost(n, ck[0], ck[1], host_scalars))
 
 
 def default_window(n: int, chunks: int | None = None) -> int:
-    """The window minimizing msm_cost, between 4 and 22 bits."""
+    """The window minimizing msm_cost for a given chunk count (default chunk_count(n))."""
     k = chunk_count(n) if chunks is None else chunks
     return min(range(4, 23), key=lambda c: msm_cost(n, c, k))
 
@@ -81,9 +100,14 @@ class MsmPlan:
         return [(lo, min(self.n, lo + self.chunk)) for lo in range(0, self.n, self.chunk)]
 
 
-def make_plan(n: int, window: int | None = None, chunks: int | None = None) -> MsmPlan:
-    k = chunk_count(n) if chunks is None else max(1, chunks)
-    c = window if window is not None else default_window(n, k)
+def make_plan(
+    n: int, window: int | None = None, chunks: int | None = None, host_scalars: bool = False
+) -> MsmPlan:
+    if window is None and chunks is None:
+        c, k = choose(n, host_scalars)
+    else:
+        k = chunk_count(n) if chunks is None else max(1, chunks)
+        c = window if window is not None else default_window(n, k)
     if not 2 <= c <= 24:
         raise ValueError(f"MSM window must be between 2 and 24 bits, got {c}")
     W = windows_for(c)
@@ -91,8 +115,8 @@ def make_plan(n: int, window: int | None = None, chunks: int | None = None) -> M
     chunk = max(1, -(-n // k))
     if chunk * W >= 1 << 32:
         raise ValueError(f"an MSM chunk of {chunk} points x {W} windows overflows 32-bit offsets")
-    # segments: enough threads to fill the device (~16K), at least 1 bucket each
-    seg = 1 << max(0, min(c - 1, ((W * B) >> 14).bit_length() - 1))
+    # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
+    seg = 1 << max(0, min(c - 1, ((W * B) // SEGMENT_THREADS).bit_length() - 1))
     return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg)
 
 
@@ -234,6 +258,9 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             (np.uint64(m), dev[lo:hi], canon, counts, np.int32(plan.c), np.int32(W)),
         )
         offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
+        # the one host sync per chunk, before the long kernels are queued: the host then goes
+        # on to upload the next chunk while this one is scattered and accumulated
+        big = _big_buckets(xp, counts)
         cursor[...] = offsets[:-1]
         rt.launch(
             "fr",
@@ -257,7 +284,6 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             ),
             block=128,
         )
-        big = _big_buckets(xp, counts)
         rt.launch(
             module,
             f"msm_merge_{sfx}",
