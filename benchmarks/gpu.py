@@ -288,7 +288,7 @@ def time_msm(
         host = FR.random(n, np.random.default_rng(100 + log_n))
         reps = 3 if log_n >= 24 else 5
         t = timer(lambda host=host: be.msm(bases, host), reps=reps)
-        plan = make_plan(n, None, be.msm_chunks)
+        plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
         row(f"msm_{group}", f"2^{log_n}", t, window=plan.c, chunks=len(plan.chunks))
     if group == "g1" and 24 in log_sizes:
         n = 1 << 24
