@@ -489,7 +489,10 @@ def main() -> int:
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
         ("spmv", lambda: time_spmv(be, timer, log_rows=10 if args.emulate else 20)),
         ("tune", lambda: None if args.emulate or args.quick else tune_ntt(be, timer)),
-        ("prove", lambda: time_prove(be, [c for c in args.prove.split(",") if c])),
+        (
+            "prove",
+            lambda: time_prove(be, names) if (names := [c for c in args.prove.split(",") if c]) else None,
+        ),
     ]
     for name, fn in sections:
         if name in skip:
