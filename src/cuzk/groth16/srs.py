@@ -8,6 +8,9 @@ the parameters fit, so a mismatch is caught before any MSM runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from cuzk.backends.base import Backend, Bases
 from cuzk.errors import ParamsError
@@ -29,6 +32,10 @@ class ResidentParameters:
     densities: Densities
     num_inputs: int
     num_aux: int
+    # the density bitmaps as index arrays on the backend, for gathering MSM scalars there
+    a_aux_idx: Any
+    b_input_idx: Any
+    b_aux_idx: Any
 
 
 def check_shape(params: Parameters, cs: ConstraintMatrices) -> tuple[Domain, Densities]:
@@ -79,4 +86,7 @@ def make_resident(
         densities=dens,
         num_inputs=cs.num_inputs,
         num_aux=cs.num_aux,
+        a_aux_idx=backend.to_device(np.flatnonzero(dens.a_aux)),
+        b_input_idx=backend.to_device(np.flatnonzero(dens.b_input)),
+        b_aux_idx=backend.to_device(np.flatnonzero(dens.b_aux)),
     )
