@@ -19,20 +19,6 @@ from cuzk.backends.base import CsrMatrix
 Row = dict[int, int]
 
 
-def _csr(rows: list[Row], ncols: int) -> CsrMatrix:
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    cols: list[int] = []
-    vals: list[int] = []
-    for i, row in enumerate(rows):
-        for col in sorted(row):
-            if row[col] % C.R:
-                cols.append(col)
-                vals.append(row[col] % C.R)
-        indptr[i + 1] = len(cols)
-    data = FR.from_ints(vals) if vals else np.zeros((0, 4), dtype=np.uint64)
-    return CsrMatrix(indptr, np.array(cols, dtype=np.int64), data, (len(rows), ncols))
-
-
 @dataclass
 class ToyCircuit:
     num_inputs: int
@@ -66,7 +52,7 @@ def build(
     rows = list(constraints) + [({i: 1}, {}, {}) for i in extra]
     names = list(names) + [f"input {i} * 0 = 0" for i in extra]
     ncols = num_inputs + num_aux
-    a, b, c = (_csr([r[k] for r in rows], ncols) for k in range(3))
+    a, b, c = (CsrMatrix.from_rows([r[k] for r in rows], ncols) for k in range(3))
     return ToyCircuit(num_inputs, num_aux, len(rows), a, b, c, names)
 
 

@@ -19,17 +19,7 @@ Lc = dict[int, int]
 
 
 def csr(rows: list[Lc], n_wires: int) -> CsrMatrix:
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    cols: list[int] = []
-    vals: list[int] = []
-    for i, row in enumerate(rows):
-        for col in sorted(row):
-            if row[col] % C.R:
-                cols.append(col)
-                vals.append(row[col] % C.R)
-        indptr[i + 1] = len(cols)
-    data = FR.from_ints(vals) if vals else np.zeros((0, 4), dtype=np.uint64)
-    return CsrMatrix(indptr, np.array(cols, dtype=np.int32), data, (len(rows), n_wires))
+    return CsrMatrix.from_rows(rows, n_wires, index_dtype=np.int32)
 
 
 def make_r1cs(n_wires: int, n_out: int, n_pub: int, n_prv: int, constraints: list[tuple[Lc, Lc, Lc]]) -> R1cs:

@@ -17,6 +17,7 @@ result: it raises a cuzk.errors.BackendError subclass instead.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,6 +39,30 @@ class CsrMatrix:
     @property
     def nnz(self) -> int:
         return int(self.indices.shape[0])
+
+    @classmethod
+    def from_rows(
+        cls, rows: Sequence[Mapping[int, int]], ncols: int, *, index_dtype: type = np.int64
+    ) -> CsrMatrix:
+        """A matrix from rows of {column: integer coefficient} (hand-built circuits, tests).
+
+        Coefficients are taken mod r; zeros are dropped and columns sorted, as in a
+        recorded topology. One Python step per entry: for small matrices only.
+        """
+        from cuzk.algebra import constants as C
+        from cuzk.algebra.fields import FR
+
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        cols: list[int] = []
+        vals: list[int] = []
+        for i, row in enumerate(rows):
+            for col in sorted(row):
+                if row[col] % C.R:
+                    cols.append(col)
+                    vals.append(row[col] % C.R)
+            indptr[i + 1] = len(cols)
+        data = FR.from_ints(vals) if vals else np.zeros((0, 4), dtype=np.uint64)
+        return cls(indptr, np.array(cols, dtype=index_dtype), data, (len(rows), ncols))
 
 
 class Bases(ABC):
