@@ -40,6 +40,12 @@ class CsrMatrix:
     def nnz(self) -> int:
         return int(self.indices.shape[0])
 
+    def columns_used(self) -> np.ndarray:
+        """Per column: whether any stored entry uses it (bellperson's density bit)."""
+        used = np.zeros(self.shape[1], dtype=np.bool_)
+        used[self.indices] = True
+        return used
+
     @classmethod
     def from_rows(
         cls, rows: Sequence[Mapping[int, int]], ncols: int, *, index_dtype: type = np.int64

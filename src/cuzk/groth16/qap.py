@@ -63,8 +63,7 @@ class Densities:
 
     @classmethod
     def of(cls, cs: ConstraintMatrices) -> Densities:
-        a = _columns_used(cs.A, cs.num_inputs + cs.num_aux)
-        b = _columns_used(cs.B, cs.num_inputs + cs.num_aux)
+        a, b = cs.A.columns_used(), cs.B.columns_used()
         return cls(a_aux=a[cs.num_inputs :], b_input=b[: cs.num_inputs], b_aux=b[cs.num_inputs :])
 
     @property
@@ -76,12 +75,6 @@ class Densities:
     def b_size(self) -> int:
         """Bases in each b query (G1 and G2)."""
         return int(self.b_input.sum()) + int(self.b_aux.sum())
-
-
-def _columns_used(m: CsrMatrix, ncols: int) -> np.ndarray:
-    used = np.zeros(ncols, dtype=np.bool_)
-    used[m.indices] = True
-    return used
 
 
 def transpose(m: CsrMatrix) -> CsrMatrix:

@@ -92,11 +92,11 @@ class Topology:
     # --- density bitmaps (bellperson's; see FORMATS.md 1.4) ------------------------
     @cached_property
     def _a_used(self) -> np.ndarray:
-        return _columns_used(self.A, self.num_columns)
+        return self.A.columns_used()
 
     @cached_property
     def _b_used(self) -> np.ndarray:
-        return _columns_used(self.B, self.num_columns)
+        return self.B.columns_used()
 
     @property
     def a_aux_density(self) -> np.ndarray:
@@ -161,12 +161,6 @@ class Topology:
                 constraint=name,
                 index=i,
             )
-
-
-def _columns_used(m: CsrMatrix, ncols: int) -> np.ndarray:
-    used = np.zeros(ncols, dtype=np.bool_)
-    used[m.indices] = True
-    return used
 
 
 def topology_hash(t: Topology) -> str:
