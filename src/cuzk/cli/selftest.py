@@ -173,17 +173,27 @@ class Checks:
         self._group_law(G2, n)
 
     def _off_subgroup(self, curve: Any, n: int) -> np.ndarray:
-        """Curve points from random x (decompressed), almost surely outside the subgroup."""
+        """Curve points from random x (decompressed), almost surely outside the subgroup.
+
+        About half of all x have a point; draw batches until n are found.
+        """
         from cuzk.algebra.encoding import k_decompress
 
         F = curve.field
-        xs = F.random(2 * n + 16, self.rng)
-        out = np.empty((xs.shape[0], 2 * F.width), dtype=np.uint64)
-        ok = np.empty(xs.shape[0], dtype=np.bool_)
-        largest = np.zeros(xs.shape[0], dtype=np.bool_)
-        k_decompress(curve.tag, xs.reshape(xs.shape[0], F.width), largest, ~largest, out, ok)
-        pts = out[ok][:n].reshape(-1, *curve.affine_shape)
-        expect(pts.shape[0] == n, "enough random x with a square root")
+        found: list[np.ndarray] = []
+        total = 0
+        for _ in range(64):
+            xs = F.random(2 * n + 16, self.rng)
+            out = np.empty((xs.shape[0], 2 * F.width), dtype=np.uint64)
+            ok = np.empty(xs.shape[0], dtype=np.bool_)
+            largest = np.zeros(xs.shape[0], dtype=np.bool_)
+            k_decompress(curve.tag, xs.reshape(xs.shape[0], F.width), largest, ~largest, out, ok)
+            found.append(out[ok])
+            total += int(ok.sum())
+            if total >= n:
+                break
+        pts = np.concatenate(found)[:n].reshape(-1, *curve.affine_shape)
+        expect(pts.shape[0] == n, "random x values give curve points about half the time")
         return pts
 
     def _subgroup(self, curve: Any, n: int) -> None:
