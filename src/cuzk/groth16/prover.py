@@ -124,6 +124,7 @@ def start(assignment: Assignment, srs: ResidentParameters) -> Pending:
         hs = [_h_coefficients(be, srs, a, b, c) for a, b, c in assignment.abc]
         assignment.abc.clear()  # release a/b/c early: memory backpressure
         h_scalars = be.xp.stack(hs)
+        be.synchronize()  # queued device work belongs to this span, not to msm_h
     with tl.span("msm_h"):
         h = be.msm(srs.h, h_scalars)
     # The witness goes to the backend once; the a and b scalar vectors are gathered
