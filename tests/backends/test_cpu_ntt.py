@@ -119,3 +119,19 @@ def test_round_trip_split_table_full_size(cpu: CpuBackend, rng: np.random.Genera
     omega = C.root_of_unity(log_n, 5)
     a = FR.random(1 << log_n, rng)
     assert np.array_equal(cpu.intt(cpu.ntt(a, omega, coset=5), omega, coset=5), a)
+
+
+@pytest.mark.large
+def test_largest_supported_size_against_closed_form(cpu: CpuBackend) -> None:
+    """2^28 (the documented maximum): the NTT of g^i is (g^n - 1) / (g w^k - 1) at point k.
+
+    About 3 minutes and 16 GiB of memory on the 2-core machine.
+    """
+    log_n, g = ntt_mod.MAX_LOG_N, 3
+    n = 1 << log_n
+    w = C.root_of_unity(log_n)
+    evals = cpu.ntt(ntt_mod.powers(g, n), w)
+    gn = pow(g, n, C.R)
+    for k in (0, 1, 12345, n // 3, n - 1):
+        x = g * pow(w, k, C.R) % C.R
+        assert FR.to_ints(evals[k : k + 1])[0] == (gn - 1) * pow(x - 1, -1, C.R) % C.R
