@@ -158,11 +158,7 @@ def finalize(pending: Pending, srs: ResidentParameters) -> list[Proof]:
         b2_pt = srs.g2_backend.msm(srs.b_g2, srs.g2_backend.to_device(pending.b_scalars))
     with tl.span("epilogue"):
         proofs = assemble(
-            alpha_g1=vk.alpha_g1,
-            beta_g1=vk.beta_g1,
-            beta_g2=vk.beta_g2,
-            delta_g1=vk.delta_g1,
-            delta_g2=vk.delta_g2,
+            vk,
             sum_a=pending.a,
             sum_b_g1=pending.b_g1,
             sum_b_g2=b2_pt,
@@ -171,13 +167,19 @@ def finalize(pending: Pending, srs: ResidentParameters) -> list[Proof]:
     return proofs
 
 
+class AssemblyKey(Protocol):
+    """The key points assembly needs: a VerifyingKey, or a snarkjs Zkey."""
+
+    alpha_g1: np.ndarray
+    beta_g1: np.ndarray
+    beta_g2: np.ndarray
+    delta_g1: np.ndarray
+    delta_g2: np.ndarray
+
+
 def assemble(
+    key: AssemblyKey,
     *,
-    alpha_g1: np.ndarray,
-    beta_g1: np.ndarray,
-    beta_g2: np.ndarray,
-    delta_g1: np.ndarray,
-    delta_g2: np.ndarray,
     sum_a: np.ndarray,
     sum_b_g1: np.ndarray,
     sum_b_g2: np.ndarray,
@@ -189,6 +191,8 @@ def assemble(
     C = s A + r B1 - r s delta + sum_c, where sum_c is H + L (bellperson) or
     H + the C section (snarkjs). Key points are affine (1, ...); sums Jacobian (k, ...).
     """
+    alpha_g1, beta_g1, beta_g2 = key.alpha_g1, key.beta_g1, key.beta_g2
+    delta_g1, delta_g2 = key.delta_g1, key.delta_g2
     k = sum_a.shape[0]
     r, s = _random_scalars(k), _random_scalars(k)
     rep = lambda p: np.repeat(p, k, axis=0)  # noqa: E731 - one key point, k copies

@@ -175,11 +175,7 @@ def finalize(pending: Pending, pk: ZkeyProvingKey) -> list[Proof]:
         b2 = pk.g2_backend.msm(pk.b2, pk.g2_backend.to_device(pending.witness))
     with tl.span("epilogue"):
         proofs = assemble(
-            alpha_g1=zk.alpha_g1,
-            beta_g1=zk.beta_g1,
-            beta_g2=zk.beta_g2,
-            delta_g1=zk.delta_g1,
-            delta_g2=zk.delta_g2,
+            zk,
             sum_a=pending.a,
             sum_b_g1=pending.b1,
             sum_b_g2=b2,
