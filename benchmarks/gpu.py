@@ -11,7 +11,11 @@
    (data on the device), G1 MSM 2^16..2^26 and G2 MSM 2^16..2^24 (bases resident, uniform
    scalars uploaded from pageable host memory inside the timed call), the pinned-staging
    variant and its pinning cost, sum_bases, and SpMV on a porep-medium-shaped matrix;
-4. prints the table last and writes results.json and log.txt under --out ($OUT by default).
+4. with --prove, per-phase times of native proofs; with --circom DIR, the zkey prover on a
+   circom circuit (DIR holds circuit.r1cs and circuit.wtns): the key from
+   `cuzk groth16 setup --backend cuda`, warm in-process proofs, cold `cuzk groth16 prove` runs
+   on the GPU and one on the CPU backend of the same machine, every proof verified;
+5. prints the table last and writes results.json and log.txt under --out ($OUT by default).
 """
 
 from __future__ import annotations
@@ -418,6 +422,100 @@ def time_prove(be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2
         )
 
 
+def _cli(*args: Any) -> tuple[float, str]:
+    """Wall seconds and stderr of one `cuzk` process (a cold start: imports, key load, compiles)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "cuzk.cli.main", *map(str, args)], capture_output=True, text=True, check=False
+    )
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"cuzk {' '.join(map(str, args))} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+        )
+    return dt, proc.stderr
+
+
+def time_circom(be: Any, directory: Path, reps: int = 5, cold: int = 3) -> None:
+    """The zkey prover on a circom circuit; see the module docstring (step 4)."""
+    from cuzk.backends.cpu import CpuBackend
+    from cuzk.groth16.verifier import verify
+    from cuzk.instrument import Timeline
+    from cuzk.interop import prover
+    from cuzk.interop.wtns import read_wtns
+    from cuzk.interop.zkey import read_zkey
+
+    work = Path(os.environ.get("TMPDIR", "/tmp")) / "cuzk-circom"
+    work.mkdir(parents=True, exist_ok=True)
+    r1cs, wtns = directory / "circuit.r1cs", directory / "circuit.wtns"
+    zkey, vk = work / "circuit.zkey", work / "verification_key.json"
+    t_setup, err = _cli("groth16", "setup", "--backend", be.name, "--timing", r1cs, zkey)
+    log(f"circom setup on {be.name}: {t_setup:.1f} s\n{err[-2500:]}")
+    _cli("groth16", "export-vk", zkey, vk)
+
+    t0 = time.perf_counter()
+    zk = read_zkey(zkey)
+    pk = prover.load_proving_key(zk, be)
+    t_load = time.perf_counter() - t0
+    witness = read_wtns(wtns)
+    size = f"{zk.n_vars} signals, domain 2^{zk.log_n}"
+
+    def h_matches_cpu() -> None:
+        cpu = CpuBackend()
+        cpk = prover.load_proving_key(zk, cpu)
+        want = cpu.to_host(prover._h_odd(cpu, cpk, *prover.synthesize(cpk, [witness]).abc[0]))
+        got = be.to_host(prover._h_odd(be, pk, *prover.synthesize(pk, [witness]).abc[0]))
+        assert np.array_equal(np.asarray(got), np.asarray(want)), "H at the odd roots differs from the CPU"
+
+    check("circom_h_vs_cpu", h_matches_cpu)
+
+    (proof,), (public,) = prover.prove(pk, [witness])  # warm-up; verified inside
+
+    def rejects_tampering() -> None:
+        import dataclasses
+
+        vkey = zk.verifying_key()
+        assert verify(vkey, public, proof)
+        assert not verify(vkey, [*public[:-1], (public[-1] + 1) % C.R], proof), "wrong public input accepted"
+        assert not verify(vkey, public, dataclasses.replace(proof, a=proof.c, c=proof.a)), "tampered proof"
+
+    check("circom_rejects_tampering", rejects_tampering)
+
+    totals: list[dict[str, float]] = []
+    for _ in range(reps):
+        tl = Timeline("circom")
+        be.synchronize()
+        t0 = time.perf_counter()
+        prover.prove(pk, [witness], timeline=tl)
+        wall = time.perf_counter() - t0
+        phases = {k: 1e3 * v for k, v in tl.totals().items()}
+        phases["total"] = 1e3 * wall
+        totals.append(phases)
+    med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
+    gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"})
+
+    proof_json, public_json = work / "proof.json", work / "public.json"
+    cold_gpu = [
+        _cli("groth16", "prove", "--backend", be.name, zkey, wtns, proof_json, public_json)[0]
+        for _ in range(cold)
+    ]
+    _cli("groth16", "verify", vk, public_json, proof_json)  # raises unless it prints OK (exit 0)
+    cold_cpu, _ = _cli("groth16", "prove", "--backend", "cpu", zkey, wtns, proof_json, public_json)
+    _cli("groth16", "verify", vk, public_json, proof_json)
+    row(
+        "prove_circom",
+        size,
+        {"ms": med["total"], "wall_ms": med["total"]},
+        gpu_part_ms=round(gpu_part, 1),
+        **{k: round(v, 1) for k, v in med.items() if k != "total"},
+        setup_cli_s=round(t_setup, 1),
+        key_load_s=round(t_load, 2),
+        cli_cuda_s=round(float(np.median(cold_gpu)), 2),
+        cli_cpu_s=round(cold_cpu, 2),
+        reps=reps,
+    )
+
+
 def print_table() -> None:
     print("\n| kernel | size | median ms (CUDA events) | wall ms | notes |")
     print("|---|---|---|---|---|")
@@ -437,8 +535,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run on the device)")
     ap.add_argument("--emulate", action="store_true", help="tiny sizes on the host emulator (no GPU)")
     ap.add_argument("--prove", default="", help="comma list of circuits for per-phase prove rows")
+    ap.add_argument("--circom", type=Path, help="directory of a circom circuit.r1cs and circuit.wtns")
     ap.add_argument(
-        "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv"
+        "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune"
     )
     args = ap.parse_args()
     out = Path(args.out)
@@ -489,6 +588,7 @@ def main() -> int:
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
         ("spmv", lambda: time_spmv(be, timer, log_rows=10 if args.emulate else 20)),
         ("tune", lambda: None if args.emulate or args.quick else tune_ntt(be, timer)),
+        ("circom", lambda: time_circom(be, args.circom) if args.circom else None),
         (
             "prove",
             lambda: time_prove(be, names) if (names := [c for c in args.prove.split(",") if c]) else None,

@@ -156,6 +156,7 @@ def start(assignment: Assignment, pk: ZkeyProvingKey) -> Pending:
         hs = [_h_odd(be, pk, a, b, c) for a, b, c in assignment.abc]
         assignment.abc.clear()  # release the evaluations before the MSMs
         h_scalars = xp.stack(hs)
+        be.synchronize()  # queued device work belongs to this span, not to msm_h
     with tl.span("msm_h"):
         h = be.msm(pk.h, h_scalars)
     w = be.to_device(assignment.witness)
