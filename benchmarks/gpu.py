@@ -1,6 +1,7 @@
 """The one device script of the CUDA backend: compile, check against the CPU backend, time.
 
     PYTHONPATH=src python3 benchmarks/gpu.py [--out DIR] [--quick | --emulate] [--skip SECTIONS]
+        [--prove porep-small,...] [--circom DIR]
 
 1. compiles every kernel module (NVRTC through CuPy) and reports the seconds;
 2. checks every kernel against the CPU backend on fresh random inputs, edge cases included
@@ -544,15 +545,18 @@ def main() -> int:
     skip = set(filter(None, args.skip.split(",")))
     from cuzk.backends.cuda import CudaBackend
 
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
-        ).stdout.strip()
-    except OSError:
-        commit = ""
+    # CUZK_COMMIT first: the device's copy of the tree may carry a .git of an older commit
+    commit = os.environ.get("CUZK_COMMIT", "")
+    if not commit:
+        try:
+            commit = subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
+            ).stdout.strip()
+        except OSError:
+            commit = ""
     RESULTS["info"].update(
         date=time.strftime("%Y-%m-%d %H:%M"),
-        commit=commit or os.environ.get("CUZK_COMMIT", "?"),
+        commit=commit or "?",
         python=platform.python_version(),
         argv=sys.argv[1:],
     )
