@@ -1,6 +1,7 @@
 """The one error tree of cuzk.
 
     CuzkError
+    ├── UsageError                      arguments that cannot work (an output in a missing folder)
     ├── FormatError (ValueError)        bytes or files that do not parse
     │   ├── EncodingError               field or point encodings
     │   │   ├── WrongLengthError        a buffer of the wrong size
@@ -30,6 +31,10 @@ from __future__ import annotations
 
 class CuzkError(Exception):
     """Base of every error cuzk raises on purpose."""
+
+
+class UsageError(CuzkError):
+    """Arguments that cannot work (e.g. an output path in a missing folder): caught before any work."""
 
 
 class FormatError(CuzkError, ValueError):

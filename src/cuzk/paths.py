@@ -1,9 +1,14 @@
-"""Where cuzk keeps files it makes: one cache root, overridable for CI and tests."""
+"""Where cuzk keeps files it makes (one cache root, overridable for CI and tests), and how it
+writes them: through a hidden sibling and a rename, so no reader ever sees half a file and a
+failed write leaves the old file as it was."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 
 def cache_dir(*parts: str) -> Path:
@@ -18,3 +23,32 @@ def cache_dir(*parts: str) -> Path:
     path = base.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def temporary_sibling(path: str | os.PathLike[str]) -> Path:
+    """A hidden name beside `path`, unique to this process: concurrent writers never share one."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.{os.getpid()}.tmp")
+
+
+@contextmanager
+def open_atomic(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary file that becomes `path` only if the block ends without an exception.
+
+    It is written under `temporary_sibling(path)`; OSError propagates, and callers translate
+    it into their own error.
+    """
+    tmp = temporary_sibling(path)
+    try:
+        with open(tmp, "wb") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """All of `data` or nothing, through `open_atomic`."""
+    with open_atomic(path) as fh:
+        fh.write(data.encode() if isinstance(data, str) else data)

@@ -75,3 +75,12 @@ def test_errors_are_clear_exit_codes(tmp_path, capsys):
     if cuda_unavailable_reason() is not None:
         assert main(["prove", "--circuit", CIRCUIT, "--backend", "cuda"]) == 2
         assert "backend 'cuda' was requested" in capsys.readouterr().err
+
+
+def test_unwritable_outputs_are_refused_before_proving(params_dir, tmp_path, capsys):
+    args = ["prove", "--circuit", CIRCUIT, "--params", str(params_dir), "--backend", "cpu"]
+    assert main([*args, "--out", str(tmp_path / "missing" / "p.bin")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert main([*args, "--out", str(tmp_path), "--public-out", str(tmp_path / "q.json")]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert not (tmp_path / "q.json").exists()

@@ -90,3 +90,13 @@ def test_unbound_inputs_warn_on_verify(proved, tmp_path: Path, capsys) -> None:
     assert _verify(vk, proved["public"], proved["proof"]) == 1
     err = capsys.readouterr().err
     assert "WARNING" in err and "bound by nothing" in err
+
+
+def test_unwritable_outputs_are_refused_before_any_work(proved, toy_files, tmp_path: Path, capsys) -> None:
+    missing = tmp_path / "no-such-folder"
+    args = [str(proved["zkey"]), str(toy_files.wtns_path), str(missing / "p.json"), str(tmp_path / "q.json")]
+    assert main(["groth16", "prove", "--backend", "cpu", *args]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "q.json").exists()
+    assert main(["groth16", "setup", str(toy_files.r1cs_path), str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err

@@ -10,11 +10,11 @@ import pytest
 
 from cuzk.algebra import constants as C
 from cuzk.errors import InteropError
-from cuzk.interop.binfile import BinFile
+from cuzk.interop.binfile import BinFile, BinFileWriter
 from cuzk.interop.primes import BN254_Q, BN254_R
 from cuzk.interop.r1cs import read_r1cs
 from cuzk.interop.wtns import read_wtns
-from cuzk.interop.zkey import read_zkey
+from cuzk.interop.zkey import read_zkey, write_zkey
 
 
 def container(
@@ -237,3 +237,27 @@ def test_validate_points_finds_a_damaged_query_point(toy_files, tmp_path: Path) 
     zk = read_zkey(_write(tmp_path, bytes(raw), "b2.zkey"))
     with pytest.raises(InteropError, match="B2 point 3 is not on the curve"):
         zk.validate_points()
+
+
+def test_a_failed_write_leaves_the_old_file_alone(toy_files, tmp_path: Path, monkeypatch) -> None:
+    target = _write(tmp_path, toy_files.zkey_path.read_bytes(), "keep.zkey")
+    before = target.read_bytes()
+    zk = read_zkey(toy_files.zkey_path)
+
+    def full_disk(self, kind, *chunks):
+        raise InteropError(f"{self.path}: cannot write: No space left on device")
+
+    monkeypatch.setattr(BinFileWriter, "section", full_disk)
+    with pytest.raises(InteropError, match="No space left"):
+        write_zkey(target, zk)
+    monkeypatch.undo()
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.zkey"]  # no partial file left
+    with (
+        pytest.raises(InteropError, match="wrote 1 sections, announced 2"),
+        BinFileWriter(target, b"zkey", 1, 2) as w,
+    ):
+        w.section(1, b"\0" * 4)
+    assert target.read_bytes() == before
+    write_zkey(target, zk)  # a complete write replaces it
+    assert read_zkey(target).n_vars == zk.n_vars

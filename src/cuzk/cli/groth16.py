@@ -14,7 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cuzk.cli.output import add_backend_option, err_console, phase_table, progress_printer
+from cuzk.cli.output import (
+    add_backend_option,
+    check_output_paths,
+    err_console,
+    phase_table,
+    progress_printer,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -99,6 +105,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from cuzk.interop import prover, snarkjs_json
     from cuzk.interop.zkey import read_zkey
 
+    check_output_paths(args.proof, args.public)
     backend = get_backend(args.backend)
     g2_backend = get_backend("cpu") if args.g2_on_cpu else backend
     tl = Timeline("groth16-prove")
@@ -149,6 +156,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from cuzk.interop.setup import setup_zkey
     from cuzk.interop.zkey import write_zkey
 
+    check_output_paths(args.zkey)
     backend = get_backend(args.backend)
     say = progress_printer()
     err_console().print(

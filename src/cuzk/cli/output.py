@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from cuzk.errors import UsageError
 from cuzk.instrument import Timeline
 
 
@@ -51,6 +54,20 @@ def progress_printer() -> Callable[[str], None]:
         sys.stderr.flush()
 
     return say
+
+
+def check_output_paths(*paths: Path | None) -> None:
+    """Refuse output files that cannot be written before the work that makes them (minutes at scale)."""
+    for path in paths:
+        if path is None:
+            continue
+        if path.is_dir():
+            raise UsageError(f"{path}: is a directory; give a file name")
+        parent = path.parent
+        if not parent.is_dir():
+            raise UsageError(f"{path}: the folder {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise UsageError(f"{path}: the folder {parent} is not writable")
 
 
 def add_backend_option(p: argparse.ArgumentParser) -> None:

@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from cuzk.cli.output import add_backend_option, console, phase_table, progress_printer
-from cuzk.errors import FormatError
+from cuzk.cli.output import add_backend_option, check_output_paths, console, phase_table, progress_printer
+from cuzk.errors import FormatError, UsageError
+from cuzk.paths import write_atomic
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,6 +84,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from cuzk.groth16 import load_or_create_parameters, make_resident, prove
     from cuzk.instrument import Timeline
 
+    check_output_paths(args.out, args.public_out)
     if args.batch < 1:
         raise FormatError("--batch must be at least 1")
     circuit = get_circuit(args.circuit)
@@ -103,11 +105,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     result = prove(topo, witnesses, srs, timeline=tl)
     elapsed = time.perf_counter() - t0
-    if args.out:
-        args.out.write_bytes(result.proof_bytes())
-    if args.public_out:
-        pub = result.public_inputs[0] if args.batch == 1 else result.public_inputs
-        args.public_out.write_text(json.dumps(_decimal(pub)) + "\n")
+    pub = result.public_inputs[0] if args.batch == 1 else result.public_inputs
+    for path, data in ((args.out, result.proof_bytes()), (args.public_out, json.dumps(_decimal(pub)) + "\n")):
+        if path is not None:
+            try:
+                write_atomic(path, data)
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
     con = console()
     con.print(phase_table(tl, title=f"prove {circuit.name} x{args.batch} on {backend.name}"))
     con.print(

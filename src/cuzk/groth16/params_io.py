@@ -30,6 +30,7 @@ from cuzk import __version__
 from cuzk.algebra import encoding
 from cuzk.errors import EncodingError, ParamsError
 from cuzk.groth16.keys import Parameters, VerifyingKey
+from cuzk.paths import open_atomic, write_atomic
 
 G1_BYTES, G2_BYTES = 96, 192
 VK_FIXED = [
@@ -180,8 +181,7 @@ def vk_to_bytes(vk: VerifyingKey) -> bytes:
 def write_params(params: Parameters, path: str | os.PathLike) -> str:
     """Write a .params file; returns its sha256 hex digest."""
     digest = hashlib.sha256()
-    tmp = _tmp_path(path)
-    with open(tmp, "wb") as fh:
+    with open_atomic(path) as fh:
         for chunk in vk_chunks(params.vk):
             fh.write(chunk)
             digest.update(chunk)
@@ -190,22 +190,13 @@ def write_params(params: Parameters, path: str | os.PathLike) -> str:
             for chunk in (_count(pts), _encode(pts)):
                 fh.write(chunk)
                 digest.update(chunk)
-    tmp.replace(path)
     return digest.hexdigest()
 
 
 def write_vk(vk: VerifyingKey, path: str | os.PathLike) -> str:
     data = vk_to_bytes(vk)
-    tmp = _tmp_path(path)
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    write_atomic(path, data)
     return hashlib.sha256(data).hexdigest()
-
-
-def _tmp_path(path: str | os.PathLike) -> Path:
-    """A sibling name unique to this process: concurrent writers never share a temporary file."""
-    p = Path(path)
-    return p.with_name(f".{p.name}.{os.getpid()}.tmp")
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -239,9 +230,7 @@ def save(params: Parameters, directory: str | os.PathLike, name: str, meta: dict
         "cuzk_version": __version__,
     }
     path = out / f"{name}.json"
-    tmp = _tmp_path(path)
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(manifest, indent=2) + "\n")
     return path
 
 

@@ -25,6 +25,7 @@ from typing import BinaryIO
 import numpy as np
 
 from cuzk.errors import InteropError
+from cuzk.paths import temporary_sibling
 
 _HEADER = struct.Struct("<4sII")
 _SECTION = struct.Struct("<IQ")
@@ -147,41 +148,61 @@ def _map(path: Path, kind: str) -> mmap.mmap:
 
 
 class BinFileWriter:
-    """Writes a container section by section; buffers (numpy arrays, bytes) go out without copies."""
+    """Writes a container section by section; buffers (numpy arrays, bytes) go out without copies.
+
+    The bytes go to a hidden sibling (cuzk.paths) that replaces `path` only when every
+    announced section is written: a failure leaves an existing file as it was and no
+    half-written file that looks like a key.
+    """
 
     def __init__(self, path: str | os.PathLike[str], magic: bytes, version: int, sections: int) -> None:
         self.path = Path(path)
+        self._tmp = temporary_sibling(self.path)
         self._planned = sections
         self._written = 0
         try:
-            self._fh: BinaryIO = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+            self._fh: BinaryIO = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()
+            self._fh.write(_HEADER.pack(magic, version, sections))
         except OSError as exc:
             raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
-        self._fh.write(_HEADER.pack(magic, version, sections))
 
     def section(self, kind: int, *chunks: bytes | np.ndarray) -> None:
         views = [
             memoryview(np.ascontiguousarray(c)).cast("B") if isinstance(c, np.ndarray) else c for c in chunks
         ]
-        self._fh.write(_SECTION.pack(kind, sum(len(v) for v in views)))
-        for v in views:
-            self._fh.write(v)
+        try:
+            self._fh.write(_SECTION.pack(kind, sum(len(v) for v in views)))
+            for v in views:
+                self._fh.write(v)
+        except OSError as exc:
+            raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
         self._written += 1
 
     def close(self) -> None:
-        self._fh.close()
         if self._written != self._planned:
             raise InteropError(f"{self.path}: wrote {self._written} sections, announced {self._planned}")
+        try:
+            self._fh.close()
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
+
+    def abort(self) -> None:
+        self._fh.close()
+        self._tmp.unlink(missing_ok=True)
 
     def __enter__(self) -> BinFileWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
+        if exc[0] is not None:
+            self.abort()
+            return
+        try:
             self.close()
-        else:  # never leave a half-written file behind that looks like a key
-            self._fh.close()
-            self.path.unlink(missing_ok=True)
+        except BaseException:
+            self.abort()
+            raise
 
 
 def u32(value: int) -> bytes:

@@ -34,6 +34,7 @@ from cuzk.errors import InteropError
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
 from cuzk.interop.primes import FQ_BYTES
+from cuzk.paths import write_atomic
 
 PROTOCOL = "groth16"
 CURVE = "bls12381"
@@ -46,7 +47,7 @@ def dumps(value: Any) -> str:
 
 def write_json(path: str | os.PathLike[str], value: Any) -> None:
     try:
-        Path(path).write_text(dumps(value))
+        write_atomic(path, dumps(value))
     except OSError as exc:
         raise InteropError(f"{path}: cannot write: {exc.strerror or exc}") from exc
 

@@ -96,16 +96,19 @@ class Toolchain:
     def node_modules(self) -> Path:
         return self.root / "node_modules"
 
+    def _snarkjs_cmd(self, args: Sequence[str | Path]) -> list[str]:
+        # snarkjs runs in the toolchain folder, so a relative Path would name the wrong file
+        cli = self.node_modules / "snarkjs" / "build" / "cli.cjs"
+        return ["node", str(cli), *(str(a.resolve()) if isinstance(a, Path) else a for a in args)]
+
     def snarkjs(self, *args: str | Path, cwd: Path | None = None, timeout: float = 3600) -> str:
         """Run snarkjs; returns stdout (raises ToolchainError on a non-zero exit)."""
-        cli = self.node_modules / "snarkjs" / "build" / "cli.cjs"
-        return _run(["node", str(cli), *map(str, args)], cwd or self.root, timeout).stdout
+        return _run(self._snarkjs_cmd(args), cwd or self.root, timeout).stdout
 
     def snarkjs_status(self, *args: str | Path, timeout: float = 600) -> tuple[int, str]:
         """Run snarkjs and return (exit code, stdout + stderr) without raising: for verify."""
-        cli = self.node_modules / "snarkjs" / "build" / "cli.cjs"
         proc = subprocess.run(
-            ["node", str(cli), *map(str, args)],
+            self._snarkjs_cmd(args),
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -126,7 +129,7 @@ class Toolchain:
         """snarkjs wtns calculate with the circuit's wasm and an input dict."""
         inp = out.with_suffix(".input.json")
         inp.write_text(json.dumps(inputs))
-        self.snarkjs("wtns", "calculate", wasm.resolve(), inp.resolve(), out.resolve(), timeout=timeout)
+        self.snarkjs("wtns", "calculate", wasm, inp, out, timeout=timeout)
         return out
 
     def ptau(self, power: int, *, contribute: bool = True) -> Path:

@@ -14,13 +14,13 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cuzk.backends.base import CsrMatrix
+from cuzk.paths import open_atomic
 from cuzk.r1cs.program import CallGroup, Source, WitnessProgram
 from cuzk.r1cs.topology import ConstraintNames, Topology
 
@@ -93,14 +93,8 @@ def save(path: Path, topo: Topology, program: WitnessProgram, spec: dict[str, An
     header["content_hash"] = _content_hash(arrays, header)
     arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_atomic(path) as f:
+        np.savez(f, **arrays)
 
 
 def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
