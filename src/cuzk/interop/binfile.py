@@ -162,20 +162,25 @@ class BinFileWriter:
         self._written = 0
         try:
             self._fh: BinaryIO = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()
-            self._fh.write(_HEADER.pack(magic, version, sections))
         except OSError as exc:
+            raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
+        self._write(_HEADER.pack(magic, version, sections))
+
+    def _write(self, data: bytes | memoryview) -> None:
+        """One write; on failure the partial file goes and the error names the target."""
+        try:
+            self._fh.write(data)
+        except OSError as exc:
+            self.abort()
             raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
 
     def section(self, kind: int, *chunks: bytes | np.ndarray) -> None:
         views = [
             memoryview(np.ascontiguousarray(c)).cast("B") if isinstance(c, np.ndarray) else c for c in chunks
         ]
-        try:
-            self._fh.write(_SECTION.pack(kind, sum(len(v) for v in views)))
-            for v in views:
-                self._fh.write(v)
-        except OSError as exc:
-            raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
+        self._write(_SECTION.pack(kind, sum(len(v) for v in views)))
+        for v in views:
+            self._write(v)
         self._written += 1
 
     def close(self) -> None:
@@ -185,6 +190,7 @@ class BinFileWriter:
             self._fh.close()
             os.replace(self._tmp, self.path)
         except OSError as exc:
+            self.abort()
             raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
 
     def abort(self) -> None:
