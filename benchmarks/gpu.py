@@ -536,6 +536,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run on the device)")
     ap.add_argument("--emulate", action="store_true", help="tiny sizes on the host emulator (no GPU)")
     ap.add_argument("--prove", default="", help="comma list of circuits for per-phase prove rows")
+    ap.add_argument("--reps", type=int, default=2, help="timed proofs per --prove circuit (median)")
     ap.add_argument("--circom", type=Path, help="directory of a circom circuit.r1cs and circuit.wtns")
     ap.add_argument(
         "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune"
@@ -595,7 +596,11 @@ def main() -> int:
         ("circom", lambda: time_circom(be, args.circom) if args.circom else None),
         (
             "prove",
-            lambda: time_prove(be, names) if (names := [c for c in args.prove.split(",") if c]) else None,
+            lambda: (
+                time_prove(be, names, reps=args.reps)
+                if (names := [c for c in args.prove.split(",") if c])
+                else None
+            ),
         ),
     ]
     for name, fn in sections:
