@@ -25,20 +25,14 @@ def cache_dir(*parts: str) -> Path:
     return path
 
 
-def temporary_sibling(path: str | os.PathLike[str]) -> Path:
-    """A hidden name beside `path`, unique to this process: concurrent writers never share one."""
-    p = Path(path)
-    return p.with_name(f".{p.name}.{os.getpid()}.tmp")
-
-
 @contextmanager
 def open_atomic(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """A binary file that becomes `path` only if the block ends without an exception.
 
-    It is written under `temporary_sibling(path)`; OSError propagates, and callers translate
-    it into their own error.
+    It is written under a hidden sibling name unique to this process (concurrent writers never
+    share one); OSError propagates, and callers translate it into their own error.
     """
-    tmp = temporary_sibling(path)
+    tmp = Path(path).with_name(f".{Path(path).name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as fh:
             yield fh

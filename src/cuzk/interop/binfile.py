@@ -25,7 +25,7 @@ from typing import BinaryIO
 import numpy as np
 
 from cuzk.errors import InteropError
-from cuzk.paths import temporary_sibling
+from cuzk.paths import open_atomic
 
 _HEADER = struct.Struct("<4sII")
 _SECTION = struct.Struct("<IQ")
@@ -150,18 +150,18 @@ def _map(path: Path, kind: str) -> mmap.mmap:
 class BinFileWriter:
     """Writes a container section by section; buffers (numpy arrays, bytes) go out without copies.
 
-    The bytes go to a hidden sibling (cuzk.paths) that replaces `path` only when every
-    announced section is written: a failure leaves an existing file as it was and no
+    The bytes go through `cuzk.paths.open_atomic`: `path` is replaced only when every
+    announced section is written, so a failure leaves an existing file as it was and no
     half-written file that looks like a key.
     """
 
     def __init__(self, path: str | os.PathLike[str], magic: bytes, version: int, sections: int) -> None:
         self.path = Path(path)
-        self._tmp = temporary_sibling(self.path)
         self._planned = sections
         self._written = 0
+        self._target = open_atomic(self.path)
         try:
-            self._fh: BinaryIO = open(self._tmp, "wb")  # noqa: SIM115 - closed in close()
+            self._fh: BinaryIO = self._target.__enter__()
         except OSError as exc:
             raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
         self._write(_HEADER.pack(magic, version, sections))
@@ -187,15 +187,14 @@ class BinFileWriter:
         if self._written != self._planned:
             raise InteropError(f"{self.path}: wrote {self._written} sections, announced {self._planned}")
         try:
-            self._fh.close()
-            os.replace(self._tmp, self.path)
+            self._target.__exit__(None, None, None)  # closes, then renames into place
         except OSError as exc:
-            self.abort()
             raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
 
     def abort(self) -> None:
-        self._fh.close()
-        self._tmp.unlink(missing_ok=True)
+        """Drop what was written (idempotent); an existing file at `path` stays as it was."""
+        reason = InteropError(f"{self.path}: write abandoned")
+        self._target.__exit__(type(reason), reason, None)
 
     def __enter__(self) -> BinFileWriter:
         return self
