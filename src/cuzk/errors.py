@@ -119,3 +119,23 @@ class DeviceError(BackendError):
 
 class DeviceMemoryError(DeviceError):
     """An allocation would exceed the configured device memory budget."""
+
+
+#: The one table from error class to process exit code (2: the input or the arguments are bad,
+#: found before any long work; 3: inputs that parse but do not fit together, or a failure while
+#: working). The most specific class listed wins; later layers (gRPC status codes) extend it here.
+EXIT_CODES: dict[type[BaseException], int] = {
+    UsageError: 2,
+    FormatError: 2,
+    UnknownCircuitError: 2,
+    BackendUnavailableError: 2,
+    CuzkError: 3,
+}
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code for `exc` from EXIT_CODES (its nearest listed base class); 1 if none is listed."""
+    for cls in type(exc).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return 1

@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cuzk.errors import BackendUnavailableError, CuzkError, FormatError, UnknownCircuitError, UsageError
+    from cuzk.errors import CuzkError, exit_code
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -44,12 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (UsageError, FormatError, UnknownCircuitError, BackendUnavailableError) as exc:
-        print(f"cuzk: error: {exc}", file=sys.stderr)
-        return 2
     except CuzkError as exc:
         print(f"cuzk: error: {exc}", file=sys.stderr)
-        return 3
+        return exit_code(exc)
     except KeyboardInterrupt:
         print("cuzk: interrupted", file=sys.stderr)
         return 130
