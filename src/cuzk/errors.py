@@ -17,10 +17,17 @@
     │   └── UnsatisfiedError            a witness that breaks a constraint
     ├── SetupError                      degenerate parameters (unbound inputs, ...)
     ├── ProofError                      a proof that did not verify where one must
-    └── BackendError
-        ├── BackendUnavailableError     asking for a backend this machine lacks
-        └── DeviceError                 a CUDA failure, translated in one place
-            └── DeviceMemoryError       the device memory budget would be exceeded
+    ├── BackendError
+    │   ├── BackendUnavailableError     asking for a backend this machine lacks
+    │   └── DeviceError                 a CUDA failure, translated in one place
+    │       └── DeviceMemoryError       the device memory budget would be exceeded
+    └── EngineError                     the engine refuses or ends a job
+        ├── QueueFullError              intake is past its configured limit: retry later
+        ├── BudgetExceededError         a job larger than the whole memory budget: never fits
+        ├── JobCancelledError           the job was cancelled before it finished
+        ├── DeadlineExceededError       a wait ran past its timeout
+        ├── ShuttingDownError           the engine is stopping and takes no new work
+        └── UnknownJobError             no job has that id
 
 Lower-layer errors (OSError, CuPy's CUDARuntimeError) are translated at the
 boundary with ``raise ... from``, so callers catch one tree.
@@ -119,6 +126,37 @@ class DeviceError(BackendError):
 
 class DeviceMemoryError(DeviceError):
     """An allocation would exceed the configured device memory budget."""
+
+
+class EngineError(CuzkError):
+    """The engine refused a job or ended it without a proof."""
+
+
+class QueueFullError(EngineError):
+    """Intake is past its configured queue limit; the caller may retry later."""
+
+
+class BudgetExceededError(EngineError):
+    """A job needs more memory than the whole budget holds, so waiting would never help."""
+
+
+class JobCancelledError(EngineError):
+    """The job was cancelled before it finished."""
+
+
+class DeadlineExceededError(EngineError):
+    """A wait (for a result, a permit) ran past its timeout."""
+
+
+class ShuttingDownError(EngineError):
+    """The engine is shutting down and accepts no new work."""
+
+
+class UnknownJobError(EngineError, KeyError):
+    """No job with that id is known (never submitted, or its stored result was pruned)."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; we want it plain
+        return str(self.args[0]) if self.args else ""
 
 
 #: The one table from error class to process exit code (2: the input or the arguments are bad,
