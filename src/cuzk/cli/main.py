@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cuzk.cli.selftest",
     "cuzk.cli.circuits",
     "cuzk.cli.bench",
+    "cuzk.cli.timeline",
 )
 
 
