@@ -10,14 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from google.protobuf.descriptor import FieldDescriptor as F
 
-pytest.importorskip("grpc")
-pytest.importorskip("grpc_tools")
-
-from google.protobuf.descriptor import FieldDescriptor as F  # noqa: E402
-
-from cuzk.server import codegen  # noqa: E402
-from cuzk.server.v1 import proving_pb2 as pb  # noqa: E402
+from cuzk.server import codegen
+from cuzk.server.v1 import proving_pb2 as pb
 
 S, U64, U32, B, BYTES, E, M = (
     F.TYPE_STRING,
@@ -153,7 +149,9 @@ def test_committed_code_matches_the_proto(tmp_path: Path) -> None:
 
 def test_wire_bytes_of_a_reference_request() -> None:
     """Field numbers on the wire: a reference-style PoRep request round-trips, tags as numbered."""
-    req = pb.SubmitProofRequest(request_id="porep-1000-7", proof_kind=pb.POREP_SEAL_COMMIT, priority=pb.NORMAL)
+    req = pb.SubmitProofRequest(
+        request_id="porep-1000-7", proof_kind=pb.POREP_SEAL_COMMIT, priority=pb.NORMAL
+    )
     raw = req.SerializeToString()
     assert raw == b"\x0a\x0cporep-1000-7\x10\x01\x28\x02"  # tag 1 (len), tag 2 = 1, tag 5 = 2
     assert pb.SubmitProofRequest.FromString(raw) == req
