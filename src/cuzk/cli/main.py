@@ -23,6 +23,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cuzk.cli.circuits",
     "cuzk.cli.bench",
     "cuzk.cli.timeline",
+    "cuzk.cli.daemon",
+    "cuzk.cli.client",
 )
 
 
