@@ -112,8 +112,12 @@ def test_files_that_do_not_load(tmp_path: Path) -> None:
 
 def test_sizes_and_durations() -> None:
     assert parse_size("14GiB", "k") == 14 << 30 and parse_size("512MiB", "k") == 512 << 20
-    assert parse_size("5GB", "k") == 5 * 10**9 and parse_size(1234, "k") == 1234 and parse_size("77", "k") == 77
-    assert parse_duration("5m", "k") == 300 and parse_duration("30s", "k") == 30 and parse_duration(2, "k") == 2
+    assert (
+        parse_size("5GB", "k") == 5 * 10**9 and parse_size(1234, "k") == 1234 and parse_size("77", "k") == 77
+    )
+    assert (
+        parse_duration("5m", "k") == 300 and parse_duration("30s", "k") == 30 and parse_duration(2, "k") == 2
+    )
     assert parse_duration("250ms", "k") == pytest.approx(0.25)
     for bad in ("-1", "1.5GiB", "GiB", "", None, True):
         with pytest.raises(UsageError):

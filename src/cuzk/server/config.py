@@ -156,7 +156,7 @@ def _listen(v: Any, key: str) -> str:
             raise UsageError(f"{key}: a unix socket address needs a path (unix:///run/cuzk/cuzk.sock)")
         return text
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:  # 0: any free port
         raise UsageError(f"{key}: {text!r} is neither unix:///path nor host:port")
     return text
 
