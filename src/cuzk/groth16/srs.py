@@ -78,9 +78,6 @@ class ResidentParameters:
                 raise CircuitError(f"{who}: {name} has shape {got}, circuit needs {shape} uint64")
         return np.concatenate([source.inputs, source.aux])
 
-    def bases(self) -> list[Bases]:
-        return [self.h, self.l, self.a, self.b_g1, self.b_g2]
-
 
 def check_shape(params: Parameters, cs: ConstraintMatrices) -> tuple[Domain, Densities]:
     """Raise ParamsError unless the parameters' query sizes match this constraint system."""

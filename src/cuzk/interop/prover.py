@@ -61,9 +61,6 @@ class ZkeyProvingKey:
         """A .wtns path (read and checked) or an (nVars, 4) Montgomery array."""
         return read_wtns(source) if isinstance(source, str | os.PathLike) else np.asarray(source)
 
-    def bases(self) -> list[Bases]:
-        return [self.h, self.l, self.a, self.b_g1, self.b_g2]
-
 
 def load_proving_key(zkey: Zkey, backend: Backend, *, g2_backend: Backend | None = None) -> ZkeyProvingKey:
     """Sections 5-9 as resident bases; warns (UnboundInputsWarning) about unbound public inputs."""
