@@ -56,10 +56,6 @@ class ResidentParameters:
         return self.cs.num_inputs
 
     @property
-    def num_aux(self) -> int:
-        return self.cs.num_aux
-
-    @property
     def num_vars(self) -> int:
         return self.cs.num_inputs + self.cs.num_aux
 
