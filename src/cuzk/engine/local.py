@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from cuzk.backends.base import Backend
@@ -80,8 +81,9 @@ class LocalProver:
             key = self._resident.pop(ident).key
             for be, bases in ((key.backend, (key.h, key.l, key.a, key.b_g1)), (key.g2_backend, (key.b_g2,))):
                 free = getattr(be, "release_bases", None)  # device memory now; host memory goes with the key
-                for b in bases if free is not None else ():
-                    free(b)
+                if free is not None:
+                    for b in bases:
+                        free(b)
         return len(gone)
 
     @property
@@ -110,7 +112,7 @@ class LocalProver:
                 topo,
                 topo.hash,
                 self.backend,
-                directory=request.params_dir,
+                directory=None if request.params_dir is None else Path(request.params_dir),
                 checked=self.checked,
                 progress=self.progress,
                 timeline=tl,

@@ -124,7 +124,7 @@ class ProveResult:
         return proofs_to_bytes(self.proofs)
 
 
-def _witness_vector(key: ProvingKey, source: WitnessSource, j: int, k: int) -> np.ndarray:
+def _witness_vector(key: ProvingKey, source: WitnessSource, j: int) -> np.ndarray:
     who = os.fspath(source) if isinstance(source, str | os.PathLike) else f"witness {j}"
     w = key.witness_vector(source() if callable(source) else source, who)
     if w.dtype != np.uint64 or w.ndim != 2 or w.shape[1] != 4:
@@ -168,7 +168,7 @@ def synthesize(
     be, k = backend or key.backend, len(witnesses)
     with tl.span("synthesis", circuits=k):
         with tl.span("witness"):
-            ws = np.stack([_witness_vector(key, src, j, k) for j, src in enumerate(witnesses)])
+            ws = np.stack([_witness_vector(key, src, j) for j, src in enumerate(witnesses)])
         with tl.span("matvec"):
             abc = [_evaluate(key, be, w, f"witness {j}: " if k > 1 else "") for j, w in enumerate(ws)]
     return Assignment(witness=ws, abc=abc, timeline=tl)
