@@ -196,7 +196,7 @@ def start(assignment: Assignment, key: ProvingKey) -> Pending:
         b1_pt = be.msm(key.b_g1, b_scalars)
     if key.g2_backend is not be:
         b_scalars = be.to_host(b_scalars)
-    inputs = assignment.witness[:, : key.num_inputs]
+    inputs = assignment.witness[:, : key.num_inputs].copy()  # not a view: the witness can go now
     return Pending(inputs=inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl)
 
 
