@@ -15,7 +15,9 @@
 4. with --prove, per-phase times of native proofs; with --circom DIR, the zkey prover on a
    circom circuit (DIR holds circuit.r1cs and circuit.wtns): the key from
    `cuzk groth16 setup --backend cuda`, warm in-process proofs, cold `cuzk groth16 prove` runs
-   on the GPU and one on the CPU backend of the same machine, every proof verified;
+   on the GPU and one on the CPU backend of the same machine, every proof verified. Warm
+   proofs go through the job layer (cuzk.engine.LocalProver), so `synthesis` includes the
+   witness (circuit.witness, or reading the .wtns; sub-spans witness and matvec);
 5. prints the table last and writes results.json and log.txt under --out ($OUT by default).
 """
 
@@ -379,31 +381,27 @@ def time_spmv(be: Any, timer: Timer, log_rows: int = 20) -> None:
 
 
 def time_prove(be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2) -> None:
-    """Per-phase GPU prove times: setup on this backend, SRS resident, one warm-up proof, then
-    `reps` timed proofs (each verified by groth16.prove)."""
+    """Per-phase GPU prove times through the job layer (LocalProver): parameters from the cache
+    (generated on this backend the first time), SRS resident, one warm-up proof, then `reps`
+    timed proofs, each verified by the prover. Synthesis includes computing the witness."""
     from cuzk.backends.cpu import CpuBackend
-    from cuzk.circuits import get_circuit
-    from cuzk.groth16 import generate_parameters, make_resident, prove
+    from cuzk.engine import LocalProver, ProofRequest
     from cuzk.instrument import Timeline
 
+    prover = LocalProver(be, g2_backend=CpuBackend() if g2_on_cpu else None, progress=log)
     for name in names:
-        circuit = get_circuit(name)
-        t0 = time.perf_counter()
-        topo = circuit.topology()
-        t_rec = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        params = generate_parameters(topo, be)
-        t_setup = time.perf_counter() - t0
-        srs = make_resident(params, topo, be, g2_backend=CpuBackend() if g2_on_cpu else None)
-        witness = circuit.witness(circuit.random_instance(seed=1))
-        log(f"{name}: {topo.num_constraints} constraints, recorded in {t_rec:.1f} s, setup {t_setup:.1f} s")
-        prove(topo, [witness], srs)  # warm-up (compiles, builds twiddles)
+        request = ProofRequest(circuit=name, seed=1)
+        load = Timeline(name)
+        key = prover.resident(request, timeline=load)
+        spans = {k: round(v, 1) for k, v in load.totals().items() if k in ("topology", "load_params")}
+        log(f"{name}: {key.cs.num_constraints} constraints, loaded in {spans} s")
+        prover.prove(request)  # warm-up (compiles, builds twiddles)
         totals: list[dict[str, float]] = []
         for _ in range(reps):
             tl = Timeline(name)
             be.synchronize()
             t0 = time.perf_counter()
-            res = prove(topo, [witness], srs, timeline=tl)
+            res = prover.prove(request, timeline=tl)
             wall = time.perf_counter() - t0
             assert len(res.proofs) == 1
             phases = {k: 1e3 * v for k, v in tl.totals().items()}
@@ -415,11 +413,11 @@ def time_prove(be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2
             "prove",
             name,
             {"ms": med["total"], "wall_ms": med["total"]},
-            constraints=topo.num_constraints,
+            constraints=key.cs.num_constraints,
             gpu_part_ms=round(gpu_part, 1),
             **{k: round(v, 1) for k, v in med.items() if k != "total"},
             g2=("cpu" if g2_on_cpu else "gpu"),
-            setup_s=round(t_setup, 1),
+            params_s=round(load.totals()["load_params"], 1),
         )
 
 
@@ -440,11 +438,11 @@ def _cli(*args: Any) -> tuple[float, str]:
 def time_circom(be: Any, directory: Path, reps: int = 5, cold: int = 3) -> None:
     """The zkey prover on a circom circuit; see the module docstring (step 4)."""
     from cuzk.backends.cpu import CpuBackend
+    from cuzk.engine import LocalProver, ProofRequest
+    from cuzk.groth16.prover import synthesize
     from cuzk.groth16.verifier import verify
     from cuzk.instrument import Timeline
-    from cuzk.interop import prover
     from cuzk.interop.wtns import read_wtns
-    from cuzk.interop.zkey import read_zkey
 
     work = Path(os.environ.get("TMPDIR", "/tmp")) / "cuzk-circom"
     work.mkdir(parents=True, exist_ok=True)
@@ -454,28 +452,31 @@ def time_circom(be: Any, directory: Path, reps: int = 5, cold: int = 3) -> None:
     log(f"circom setup on {be.name}: {t_setup:.1f} s\n{err[-2500:]}")
     _cli("groth16", "export-vk", zkey, vk)
 
-    t0 = time.perf_counter()
-    zk = read_zkey(zkey)
-    pk = prover.load_proving_key(zk, be)
-    t_load = time.perf_counter() - t0
+    # Warm proofs through the job layer: the key resident, the .wtns read inside synthesis.
+    request = ProofRequest(zkey=zkey, witnesses=[wtns])
+    prover = LocalProver(be)
+    load = Timeline("circom-load")
+    pk = prover.resident(request, timeline=load)
+    t_load = load.totals()["load_key"]
     witness = read_wtns(wtns)
-    size = f"{zk.n_vars} signals, domain 2^{zk.log_n}"
+    size = f"{pk.num_vars} signals, domain 2^{pk.zkey.log_n}"
 
     def h_matches_cpu() -> None:
         cpu = CpuBackend()
-        cpk = prover.load_proving_key(zk, cpu)
-        want = cpu.to_host(prover._h_odd(cpu, cpk, *prover.synthesize(cpk, [witness]).abc[0]))
-        got = be.to_host(prover._h_odd(be, pk, *prover.synthesize(pk, [witness]).abc[0]))
+        cpk = LocalProver(cpu).resident(request)
+        want = cpu.to_host(cpk.qap.h(cpu, *synthesize(cpk, [witness]).abc[0]))
+        got = be.to_host(pk.qap.h(be, *synthesize(pk, [witness]).abc[0]))
         assert np.array_equal(np.asarray(got), np.asarray(want)), "H at the odd roots differs from the CPU"
 
     check("circom_h_vs_cpu", h_matches_cpu)
 
-    (proof,), (public,) = prover.prove(pk, [witness])  # warm-up; verified inside
+    warm = prover.prove(request)  # warm-up; verified inside
+    (proof,), (public,) = warm.proofs, warm.public_inputs
 
     def rejects_tampering() -> None:
         import dataclasses
 
-        vkey = zk.verifying_key()
+        vkey = pk.vk
         assert verify(vkey, public, proof)
         assert not verify(vkey, [*public[:-1], (public[-1] + 1) % C.R], proof), "wrong public input accepted"
         assert not verify(vkey, public, dataclasses.replace(proof, a=proof.c, c=proof.a)), "tampered proof"
@@ -487,13 +488,13 @@ def time_circom(be: Any, directory: Path, reps: int = 5, cold: int = 3) -> None:
         tl = Timeline("circom")
         be.synchronize()
         t0 = time.perf_counter()
-        prover.prove(pk, [witness], timeline=tl)
+        prover.prove(request, timeline=tl)
         wall = time.perf_counter() - t0
         phases = {k: 1e3 * v for k, v in tl.totals().items()}
         phases["total"] = 1e3 * wall
         totals.append(phases)
     med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
-    gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"})
+    gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_c", "msm_a", "msm_b_g1"})
 
     proof_json, public_json = work / "proof.json", work / "public.json"
     cold_gpu = [

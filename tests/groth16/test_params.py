@@ -48,7 +48,7 @@ def test_params_round_trip_byte_for_byte(cpu, cubic_setup, tmp_path):
         params.b_g2.shape[0],
     ]
     srs = make_resident(loaded, cs, cpu)
-    assert verify(loaded.vk, [35], prove(cs, [w], srs).proofs[0])
+    assert verify(loaded.vk, [35], prove(srs, [w]).proofs[0])
 
 
 def test_trailing_bytes_after_b_g2_are_ignored(cubic_setup, tmp_path):

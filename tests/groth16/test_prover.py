@@ -8,7 +8,14 @@ from pyecc_verifier import verify_pyecc
 from toy import build, witness
 
 from cuzk.algebra.fields import FR
-from cuzk.errors import CircuitError, FormatError, NonCanonicalError, ProofError, UnsatisfiedError
+from cuzk.errors import (
+    CircuitError,
+    FormatError,
+    NonCanonicalError,
+    ProofError,
+    UnsatisfiedError,
+    UsageError,
+)
 from cuzk.groth16 import (
     Proof,
     finalize,
@@ -24,12 +31,14 @@ from cuzk.groth16 import (
 from cuzk.groth16 import prover as prover_mod
 from cuzk.instrument import Timeline
 
-PHASES = ["synthesis", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "epilogue", "verify"]
+#: The span contract of a bellperson proof (synthesis holds witness and matvec).
+PHASES = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"]
+PHASES += ["msm_b_g2", "epilogue", "verify"]
 
 
 def test_cubic_proof_verifies_and_wrong_inputs_fail(cubic_setup):
-    cs, w, _, srs = cubic_setup
-    res = prove(cs, [w], srs)
+    _, w, _, srs = cubic_setup
+    res = prove(srs, [w])
     (proof,) = res.proofs
     assert res.public_inputs == [[35]]  # 3^3 + 3 + 5
     assert verify(srs.vk, [35], proof)
@@ -38,8 +47,8 @@ def test_cubic_proof_verifies_and_wrong_inputs_fail(cubic_setup):
 
 
 def test_batch_in_one_pass(random_setup):
-    cs, w, _, srs = random_setup
-    res = prove(cs, [w, w], srs)
+    _, w, _, srs = random_setup
+    res = prove(srs, [w, w])
     assert len(res.proofs) == 2
     assert res.proofs[0].to_bytes() != res.proofs[1].to_bytes()  # fresh r, s per proof
     assert verify_batch(srs.vk, res.public_inputs, res.proofs)
@@ -48,8 +57,8 @@ def test_batch_in_one_pass(random_setup):
 
 
 def test_batch_verify_catches_one_bad_proof(random_setup):
-    cs, w, _, srs = random_setup
-    res = prove(cs, [w, w, w], srs)
+    _, w, _, srs = random_setup
+    res = prove(srs, [w, w, w])
     bad = res.proofs[1]
     res.proofs[1] = Proof(a=bad.c, b=bad.b, c=bad.a)
     assert not verify_batch(srs.vk, res.public_inputs, res.proofs)
@@ -57,42 +66,42 @@ def test_batch_verify_catches_one_bad_proof(random_setup):
 
 
 def test_independent_pyecc_verifier_agrees(cubic_setup):
-    cs, w, _, srs = cubic_setup
-    (proof,) = prove(cs, [w], srs).proofs
+    _, w, _, srs = cubic_setup
+    (proof,) = prove(srs, [w]).proofs
     assert verify_pyecc(srs.vk, [35], proof)
     assert not verify_pyecc(srs.vk, [34], proof)
 
 
 def test_unsatisfied_witness_names_constraint_before_any_msm(cubic_setup, monkeypatch):
-    cs, _, _, srs = cubic_setup
+    _, _, _, srs = cubic_setup
     bad = witness([35], [3, 9, 28])  # t2 should be 27
     called = []
     monkeypatch.setattr(prover_mod, "start", lambda *a, **k: called.append(1))
     with pytest.raises(UnsatisfiedError) as err:
-        prove(cs, [bad], srs)
+        prove(srs, [bad])
     assert err.value.index == 1 and err.value.constraint == "cubic/x_cubed"
     assert "cubic/x_cubed" in str(err.value)
     assert called == []
 
 
 def test_wrong_public_input_value_in_witness_is_refused(cubic_setup):
-    cs, _, _, srs = cubic_setup
+    _, _, _, srs = cubic_setup
     with pytest.raises(UnsatisfiedError, match="cubic/output"):
-        prove(cs, [witness([36], [3, 9, 27])], srs)
+        prove(srs, [witness([36], [3, 9, 27])])
 
 
 def test_witness_shape_and_one_checked(cubic_setup):
-    cs, w, _, srs = cubic_setup
+    _, w, _, srs = cubic_setup
     with pytest.raises(CircuitError, match="aux has shape"):
-        prove(cs, [witness([35], [3, 9])], srs)
+        prove(srs, [witness([35], [3, 9])])
     no_one = type(w)(inputs=FR.from_ints([2, 35]), aux=w.aux)
     with pytest.raises(CircuitError, match="input 0 must be ONE"):
-        prove(cs, [no_one], srs)
+        prove(srs, [no_one])
 
 
 def test_tampered_proof_bytes_are_rejected(cubic_setup):
-    cs, w, _, srs = cubic_setup
-    data = bytearray(prove(cs, [w], srs).proof_bytes())
+    _, w, _, srs = cubic_setup
+    data = bytearray(prove(srs, [w]).proof_bytes())
     assert len(data) == 192
     rejected = 0
     for pos in (5, 47, 60, 143, 150, 191):
@@ -110,14 +119,14 @@ def test_tampered_proof_bytes_are_rejected(cubic_setup):
 
 def test_proof_for_another_vk_is_rejected(cpu, cubic_setup):
     cs, w, _, srs = cubic_setup
-    (proof,) = prove(cs, [w], srs).proofs
+    (proof,) = prove(srs, [w]).proofs
     other = generate_parameters(cs, cpu)
     assert not verify(other.vk, [35], proof)
 
 
 def test_verifier_input_errors(cubic_setup):
-    cs, w, _, srs = cubic_setup
-    (proof,) = prove(cs, [w], srs).proofs
+    _, w, _, srs = cubic_setup
+    (proof,) = prove(srs, [w]).proofs
     with pytest.raises(FormatError, match="expects 1 public inputs, got 2"):
         verify(srs.vk, [35, 1], proof)
     with pytest.raises(NonCanonicalError):
@@ -125,33 +134,32 @@ def test_verifier_input_errors(cubic_setup):
 
 
 def test_phases_called_separately_match_prove(random_setup):
-    cs, w, _, srs = random_setup
+    _, w, _, srs = random_setup
     tl = Timeline()
-    pending = start(synthesize(cs, [w], srs.backend, timeline=tl), srs)
+    pending = start(synthesize(srs, [w], srs.backend, timeline=tl), srs)
     (proof,) = finalize(pending, srs)
     assert verify(srs.vk, FR.to_ints(w.inputs[1:]), proof)
-    assert {"synthesis", "ntt_h", "msm_b_g2"} <= set(tl.totals())
+    assert list(tl.totals()) == PHASES[:-1]  # verify is prove's own step
+    assert [s.depth for s in tl.spans[:3]] == [0, 1, 1]  # witness and matvec inside synthesis
 
 
 def test_never_returns_a_failing_proof(cubic_setup, monkeypatch):
-    cs, w, _, srs = cubic_setup
+    _, w, _, srs = cubic_setup
     real_finalize = prover_mod.finalize
 
     def broken(pending, srs_):
         proofs = real_finalize(pending, srs_)
         return [Proof(a=p.c, b=p.b, c=p.a) for p in proofs]
 
-    import cuzk.groth16.api as api
-
-    monkeypatch.setattr(api, "finalize", broken)
+    monkeypatch.setattr(prover_mod, "finalize", broken)
     with pytest.raises(ProofError, match="failed verification"):
-        prove(cs, [w], srs)
+        prove(srs, [w])
 
 
 def test_g2_msm_on_a_separate_backend(cpu, cubic_setup):
     cs, w, params, _ = cubic_setup
     srs = make_resident(params, cs, cpu, g2_backend=cpu)
-    assert verify(srs.vk, [35], prove(cs, [w], srs).proofs[0])
+    assert verify(srs.vk, [35], prove(srs, [w]).proofs[0])
 
 
 def test_density_skips_unused_bases(cpu):
@@ -161,6 +169,27 @@ def test_density_skips_unused_bases(cpu):
     assert params.a.shape[0] == 2 + 2  # inputs always dense in A; x and v both in A
     assert params.b_g1.shape[0] == 2 and params.b_g2.shape[0] == 2  # ONE and x in B
     srs = make_resident(params, cs, cpu)
-    proof = prove(cs, [witness([16], [4, 16])], srs).proofs[0]
+    proof = prove(srs, [witness([16], [4, 16])]).proofs[0]
     assert verify(srs.vk, [16], proof)
     assert np.array_equal(params.vk.ic.shape, (2, 2, 6))
+
+
+def test_witness_sources_full_array_and_callable(cubic_setup):
+    _, w, _, srs = cubic_setup
+    full = np.concatenate([w.inputs, w.aux])
+    res = prove(srs, [full, lambda: w])  # computed inside the witness span
+    assert res.public_inputs == [[35], [35]]
+    assert verify_batch(srs.vk, res.public_inputs, res.proofs)
+
+
+def test_bad_witness_in_a_batch_is_named(cubic_setup):
+    _, w, _, srs = cubic_setup
+    with pytest.raises(UnsatisfiedError, match=r"witness 1: constraint 1 \(cubic/x_cubed\)"):
+        prove(srs, [w, witness([35], [3, 9, 28])])
+
+
+def test_the_older_call_with_matrices_still_works(cubic_setup, random_setup):
+    cs, w, _, srs = cubic_setup
+    assert verify(srs.vk, [35], prove(cs, [w], srs).proofs[0])
+    with pytest.raises(UsageError, match="another constraint system"):
+        prove(random_setup[0], [w], srs)

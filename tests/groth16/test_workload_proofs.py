@@ -24,12 +24,12 @@ def test_there_are_tiny_circuits_of_every_kind():
 
 
 def test_single_and_batched(tiny):
-    circuit, topo, srs = tiny
+    circuit, _, srs = tiny
     insts = [circuit.random_instance(seed=s) for s in (1, 2)]
-    single = prove(topo, [circuit.witness(insts[0])], srs)
+    single = prove(srs, [circuit.witness(insts[0])])
     assert single.public_inputs[0] == circuit.public_inputs(insts[0])
     assert verify(srs.vk, single.public_inputs[0], single.proofs[0])
-    batch = prove(topo, [circuit.witness(i) for i in insts], srs)
+    batch = prove(srs, [circuit.witness(i) for i in insts])
     assert verify_batch(srs.vk, batch.public_inputs, batch.proofs)
     # a proof checked against the other instance's public inputs fails
     assert batch.public_inputs[0] != batch.public_inputs[1]
@@ -40,6 +40,6 @@ def test_corrupted_instance_is_refused_with_the_constraint_named(tiny):
     circuit, topo, srs = tiny
     bad = circuit.corrupt(circuit.random_instance(seed=3))
     with pytest.raises(UnsatisfiedError) as err:
-        prove(topo, [circuit.witness(bad)], srs)
+        prove(srs, [circuit.witness(bad)])
     assert err.value.constraint and err.value.constraint in str(err.value)
     assert err.value.constraint == topo.constraint_name(err.value.index)

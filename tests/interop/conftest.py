@@ -57,7 +57,7 @@ def native(cpu: Backend, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     _, w2, _ = toy_constraints(5, 2)
     cs = NativeSystem(7, 2, constraints)
     params = generate_parameters(cs, cpu)
-    result = prove(cs, [cs.witness(w1[:7]), cs.witness(w2[:7])], make_resident(params, cs, cpu))
+    result = prove(make_resident(params, cs, cpu), [cs.witness(w1[:7]), cs.witness(w2[:7])])
     files = {"vk": d / "toy.vk", "proof": d / "toy.proof", "public": d / "toy.public.json", "out": d / "sj"}
     write_vk(params.vk, files["vk"])
     files["proof"].write_bytes(result.proof_bytes())

@@ -80,6 +80,11 @@ def test_unsatisfying_witness_fails_to_prove(proved, toy_files, tmp_path: Path, 
     assert main(["groth16", "prove", str(proved["zkey"]), str(tmp_path / "bad.wtns"), *out]) == 3
     assert "does not satisfy" in capsys.readouterr().err
     assert not (tmp_path / "p.json").exists()
+    # --no-check (snarkjs's behaviour) writes the proof unverified; the verifier then refuses it
+    assert (
+        main(["groth16", "prove", "--no-check", str(proved["zkey"]), str(tmp_path / "bad.wtns"), *out]) == 0
+    )
+    assert _verify(proved["vk"], tmp_path / "q.json", tmp_path / "p.json") == 1
 
 
 def test_unbound_inputs_warn_on_verify(proved, tmp_path: Path, capsys) -> None:

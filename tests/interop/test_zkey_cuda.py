@@ -5,20 +5,32 @@ from __future__ import annotations
 import pytest
 from circom_toy import random_circuit, toy, witness_array
 
+from cuzk.algebra import constants as C
 from cuzk.backends import get_backend
 from cuzk.backends.base import Backend
+from cuzk.errors import ProofError
+from cuzk.groth16.proof import Proof
+from cuzk.groth16.prover import prove
 from cuzk.groth16.verifier import verify
-from cuzk.interop.prover import load_proving_key, prove
+from cuzk.interop.prover import load_proving_key
 from cuzk.interop.setup import setup_zkey
 
 
 def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool) -> None:
     zk = setup_zkey(r1cs, be)
     pk = load_proving_key(zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None)
-    (proof,), (public,) = prove(pk, [witness_array(w)])
+    res = prove(pk, [witness_array(w)])
+    (proof,), (public,) = res.proofs, res.public_inputs
+    assert "msm_c" in res.timeline.totals() and "msm_l" not in res.timeline.totals()
     vk = zk.verifying_key()
     assert verify(vk, public, proof)
     assert not verify(vk, [*public[:-1], public[-1] + 1], proof)
+    assert not verify(vk, public, Proof(a=proof.c, b=proof.b, c=proof.a))
+    bad = list(w)
+    first_internal = 1 + r1cs.n_public + r1cs.n_prv_in  # the output of the first constraint
+    bad[first_internal] = (bad[first_internal] + 1) % C.R
+    with pytest.raises(ProofError, match="failed verification"):
+        prove(pk, [witness_array(bad)])
 
 
 @pytest.mark.parametrize("g2_on_cpu", [False, True])

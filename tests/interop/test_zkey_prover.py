@@ -12,15 +12,19 @@ from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1
 from cuzk.algebra.fields import FR
 from cuzk.backends.base import Backend
-from cuzk.errors import CircuitError, ProofError
+from cuzk.errors import CircuitError, InteropError, ProofError
+from cuzk.groth16.conventions import SnarkjsQap
 from cuzk.groth16.proof import Proof
+from cuzk.groth16.prover import finalize, prove, start, synthesize
 from cuzk.groth16.verifier import verify
 from cuzk.instrument import Timeline
-from cuzk.interop.prover import load_proving_key, prove, public_signals
+from cuzk.interop.prover import load_proving_key
 from cuzk.interop.setup import odd_lagrange, setup_zkey
 from cuzk.interop.zkey import UnboundInputsWarning, read_zkey
 
-SPANS = ["synthesis", "ntt_h", "msm_h", "msm_a", "msm_b_g1", "msm_l", "msm_b_g2", "epilogue", "verify"]
+#: The span contract of a zkey proof: the C-section MSM is msm_c (msm_l is bellperson's L query).
+SPANS = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "msm_c", "msm_a", "msm_b_g1"]
+SPANS += ["msm_b_g2", "epilogue", "verify"]
 
 
 def _lagrange_direct(tau: int, big_n: int, k: int) -> int:
@@ -43,9 +47,12 @@ def test_odd_lagrange_matches_the_doubled_domain(cpu: Backend) -> None:
 def test_toy_proof_verifies_and_binds_its_inputs(toy_files, cpu: Backend) -> None:
     pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
     tl = Timeline()
-    (proof,), (public,) = prove(pk, [toy_files.wtns_path], timeline=tl)
+    res = prove(pk, [toy_files.wtns_path], timeline=tl)
+    (proof,), (public,) = res.proofs, res.public_inputs
+    assert res.timeline is tl
     assert public == toy_files.witness[1:3]  # outputs first, then public inputs
     assert [s.name for s in tl.spans] == SPANS
+    assert [s.depth for s in tl.spans[:3]] == [0, 1, 1]  # reading the .wtns is part of synthesis
     vk = pk.zkey.verifying_key()
     assert verify(vk, public, proof)
     assert not verify(vk, [public[0], public[1] + 1], proof)
@@ -56,22 +63,48 @@ def test_toy_proof_verifies_and_binds_its_inputs(toy_files, cpu: Backend) -> Non
 
 def test_proofs_are_randomized(toy_files, cpu: Backend) -> None:
     pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
-    (p1, p2), _ = prove(pk, [toy_files.witness_mont, toy_files.witness_mont])
+    p1, p2 = prove(pk, [toy_files.witness_mont, toy_files.witness_mont]).proofs
     assert not np.array_equal(p1.a, p2.a) and not np.array_equal(p1.c, p2.c)
+
+
+def test_phases_called_separately(toy_files, cpu: Backend) -> None:
+    pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
+    tl = Timeline()
+    (proof,) = finalize(start(synthesize(pk, [toy_files.witness_mont], timeline=tl), pk), pk)
+    assert verify(pk.vk, toy_files.witness[1:3], proof)
+    assert list(tl.totals()) == SPANS[:-1]
 
 
 def test_bad_witness_is_refused(toy_files, cpu: Backend) -> None:
     pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
     w = list(toy_files.witness)
     w[4] = (w[4] + 1) % C.R  # x^2 wrong
-    with pytest.raises(ProofError, match="does not satisfy"):
+    with pytest.raises(ProofError, match=r"proof\(s\) \[0\] failed verification"):
         prove(pk, [witness_array(w)])
-    with pytest.raises(CircuitError, match="signals"):
+    with pytest.raises(ProofError, match=r"proof\(s\) \[1\] failed verification"):
+        prove(pk, [toy_files.witness_mont, witness_array(w)])  # the batch check fails; the bad one named
+    with pytest.raises(CircuitError, match="has 7 values, but the key's circuit has 8 variables"):
         prove(pk, [witness_array(w[:-1])])
     w = list(toy_files.witness)
     w[0] = 2
-    with pytest.raises(CircuitError, match="ONE"):
+    with pytest.raises(CircuitError, match="input 0 must be ONE"):
         prove(pk, [witness_array(w)])
+
+
+def test_tampered_proof_is_rejected(toy_files, cpu: Backend) -> None:
+    pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
+    res = prove(pk, [toy_files.wtns_path])
+    (proof,), (public,) = res.proofs, res.public_inputs
+    assert not verify(pk.vk, public, Proof(a=proof.c, b=proof.b, c=proof.a))
+    assert not verify(pk.vk, public, Proof(a=proof.a, b=proof.b, c=G1.neg(proof.c)))
+
+
+def test_damaged_wtns_is_refused_in_synthesis(toy_files, cpu: Backend, tmp_path) -> None:
+    pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
+    bad = tmp_path / "bad.wtns"
+    bad.write_bytes(toy_files.wtns_path.read_bytes()[:-8])
+    with pytest.raises(InteropError):
+        prove(pk, [bad])
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -80,7 +113,8 @@ def test_random_circuits(seed: int, cpu: Backend) -> None:
     zk = setup_zkey(r1cs, cpu)
     assert zk.domain_size == 1 << (r1cs.n_constraints + r1cs.n_public).bit_length()
     pk = load_proving_key(zk, cpu)
-    (proof,), (public,) = prove(pk, [witness_array(w)])
+    res = prove(pk, [witness_array(w)])
+    (proof,), (public,) = res.proofs, res.public_inputs
     assert public == w[1 : 1 + r1cs.n_public]
     assert verify(zk.verifying_key(), public, proof)
     bad = list(public)
@@ -91,16 +125,9 @@ def test_random_circuits(seed: int, cpu: Backend) -> None:
 def test_the_generator_7_root_gives_invalid_proofs(toy_files, cpu: Backend) -> None:
     """snarkjs keys need the generator-5 domain: bellperson's root must not silently work."""
     pk = load_proving_key(read_zkey(toy_files.zkey_path), cpu)
-    log_n = pk.zkey.log_n
-    wrong = dataclasses.replace(
-        pk, omega=C.root_of_unity(log_n, C.BELLPERSON_GENERATOR), coset=C.root_of_unity(log_n + 1, 7)
-    )
+    wrong = dataclasses.replace(pk, qap=SnarkjsQap.for_domain(pk.zkey.log_n, C.BELLPERSON_GENERATOR))
     with pytest.raises(ProofError):
         prove(wrong, [toy_files.wtns_path])
-
-
-def test_public_signals_are_canonical_ints(toy_files) -> None:
-    assert public_signals(toy_files.witness_mont, 2) == toy_files.witness[1:3]
 
 
 def test_unbound_inputs_warn_loudly(toy_files, cpu: Backend) -> None:

@@ -101,8 +101,10 @@ def _loud_warnings() -> Iterator[None]:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from cuzk.backends import get_backend
+    from cuzk.groth16 import prover
     from cuzk.instrument import Timeline
-    from cuzk.interop import prover, snarkjs_json
+    from cuzk.interop import snarkjs_json
+    from cuzk.interop.prover import load_proving_key
     from cuzk.interop.zkey import read_zkey
 
     check_output_paths(args.proof, args.public)
@@ -110,8 +112,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
     g2_backend = get_backend("cpu") if args.g2_on_cpu else backend
     tl = Timeline("groth16-prove")
     with tl.span("load_key"), _loud_warnings():
-        pk = prover.load_proving_key(read_zkey(args.zkey), backend, g2_backend=g2_backend)
-    (proof,), (public,) = prover.prove(pk, [args.witness], timeline=tl, check=not args.no_check)
+        pk = load_proving_key(read_zkey(args.zkey), backend, g2_backend=g2_backend)
+    if args.no_check:  # snarkjs's behaviour, asked for: the phases without the final verification
+        pending = prover.start(prover.synthesize(pk, [args.witness], timeline=tl), pk)
+        (proof,), (public,) = prover.finalize(pending, pk), prover.public_inputs(pending)
+    else:
+        result = prover.prove(pk, [args.witness], timeline=tl)
+        (proof,), (public,) = result.proofs, result.public_inputs
     with tl.span("write"):
         snarkjs_json.write_proof(args.proof, proof)
         snarkjs_json.write_public(args.public, public)

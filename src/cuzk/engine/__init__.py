@@ -1,5 +1,19 @@
-"""The proving engine: the job layer (requests, the synchronous LocalProver) and, on it, the pipeline."""
+"""The proving engine: the job layer (requests, the synchronous LocalProver) and, on it, the pipeline.
+
+`LocalProver` is imported on first use, so that `cuzk.engine.request` (plain data, read by
+the scheduler) does not pull in the prover and its kernels.
+"""
+
+from typing import Any
 
 from cuzk.engine.request import DEFAULT_PRIORITY, JobStatus, Priority, ProofRequest
 
-__all__ = ["DEFAULT_PRIORITY", "JobStatus", "Priority", "ProofRequest"]
+__all__ = ["DEFAULT_PRIORITY", "JobStatus", "LocalProver", "Priority", "ProofRequest"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalProver":
+        from cuzk.engine.local import LocalProver
+
+        return LocalProver
+    raise AttributeError(f"module 'cuzk.engine' has no attribute {name!r}")

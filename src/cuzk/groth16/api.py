@@ -1,63 +1,22 @@
-"""The library entry points: prove (the phases in order, then verification) and cached parameters."""
+"""The library entry points: prove (groth16.prover: the phases in order, then verification) and
+cached parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from cuzk.backends.base import Backend
-from cuzk.errors import ParamsError, ProofError
+from cuzk.errors import ParamsError
 from cuzk.groth16 import params_io
 from cuzk.groth16.keys import Parameters
-from cuzk.groth16.proof import Proof
-from cuzk.groth16.prover import WitnessLike, finalize, public_inputs, start, synthesize
+from cuzk.groth16.prover import ProveResult, prove
 from cuzk.groth16.qap import ConstraintMatrices
 from cuzk.groth16.setup import generate_parameters
-from cuzk.groth16.srs import ResidentParameters
-from cuzk.groth16.verifier import prepare, verify, verify_batch
 from cuzk.instrument import Timeline
 from cuzk.paths import cache_dir
 
-
-@dataclass
-class ProveResult:
-    proofs: list[Proof]
-    public_inputs: list[list[int]]  # per proof, without ONE
-    timeline: Timeline
-
-    def proof_bytes(self) -> bytes:
-        from cuzk.groth16.proof import proofs_to_bytes
-
-        return proofs_to_bytes(self.proofs)
-
-
-def prove(
-    cs: ConstraintMatrices,
-    witnesses: Sequence[WitnessLike],
-    srs: ResidentParameters,
-    *,
-    synthesis_backend: Backend | None = None,
-    check: bool = True,
-    timeline: Timeline | None = None,
-) -> ProveResult:
-    """Prove a batch of witnesses of one topology; each proof is verified unless check=False.
-
-    A witness that breaks a constraint raises UnsatisfiedError before any MSM;
-    a proof that fails verification raises ProofError: none is ever returned.
-    """
-    tl = timeline or Timeline("prove")
-    assignment = synthesize(cs, witnesses, synthesis_backend or srs.backend, timeline=tl)
-    pending = start(assignment, srs)
-    proofs = finalize(pending, srs)
-    inputs = public_inputs(pending)
-    if check:
-        with tl.span("verify", proofs=len(proofs)):
-            pvk = prepare(srs.vk)
-            if not verify_batch(pvk, inputs, proofs):
-                bad = [j for j, p in enumerate(proofs) if not verify(pvk, inputs[j], p)]
-                raise ProofError(f"proof(s) {bad} failed verification; refusing to return them")
-    return ProveResult(proofs=proofs, public_inputs=inputs, timeline=tl)
+__all__ = ["ProveResult", "load_or_create_parameters", "params_dir_for", "prove"]
 
 
 def params_dir_for(circuit_name: str, topology_hash: str) -> Path:

@@ -1,22 +1,30 @@
-"""The Groth16 prover in three phases, density-aware exactly as bellperson.
+"""The Groth16 prover in three phases, for bellperson and snarkjs keys alike.
 
-    synthesize(cs, witnesses)  -> Assignment   a = A.w, b = B.w, c = C.w; refuses a bad witness
-    start(assignment, srs)     -> Pending      NTTs and H; G1 MSMs over h, l, a, b_g1
-    finalize(pending, srs)     -> [Proof]      G2 MSM over b_g2; assembly with random r, s
+    synthesize(key, witnesses, backend) -> Assignment   the witnesses; a = A.w, b = B.w, c = C.w
+    start(assignment, key)              -> Pending      H; G1 MSMs over h, the private query, a, b_g1
+    finalize(pending, key)              -> [Proof]      G2 MSM over b_g2; assembly with random r, s
+    prove(key, witnesses)               -> ProveResult  the three in order, then batch verification
 
-Paper symbols: A = alpha + sum a_i A_i(tau) + r delta (in G1), B = beta + sum a_i
+Paper symbols: A = alpha + sum w_i A_i(tau) + r delta (in G1), B = beta + sum w_i
 B_i(tau) + s delta (in G2, and its G1 twin B1), C = s A + r B1 - r s delta + H + L
-with H = h(tau) Z(tau) / delta and L = sum_aux a_j (beta A_j + alpha B_j + C_j) / delta.
-A batch of k witnesses of one topology runs through the same calls; the MSMs
-take all k scalar vectors at once. Each phase records spans (names are part of
-the output contract): synthesis, ntt_h, msm_h, msm_l, msm_a, msm_b_g1,
-msm_b_g2, epilogue.
+with H = h(tau) Z(tau) / delta and L = sum_private w_j (beta A_j + alpha B_j + C_j)(tau)
+/ delta (bellperson's L query, snarkjs's C section). A key is a `ProvingKey`: made
+by `make_resident` from bellperson parameters, or by `cuzk.interop.prover.load_proving_key`
+from a snarkjs zkey. Where their conventions differ (the QAP, the query scalars) the
+key carries a strategy object from `conventions.py`. A batch of k witnesses of one
+key runs through the same calls; the MSMs take all k scalar vectors at once.
+
+Spans (the output contract, one meaning each): synthesis (with sub-spans witness:
+obtaining the witness vectors, and matvec: A.w, B.w, C.w and the satisfaction check),
+ntt_h, msm_h, msm_l (bellperson's L query) or msm_c (snarkjs's C section), msm_a,
+msm_b_g1, msm_b_g2, epilogue, verify.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,38 +33,79 @@ import numpy as np
 from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1, G2
 from cuzk.algebra.fields import FR
-from cuzk.backends.base import Backend
-from cuzk.errors import CircuitError, UnsatisfiedError
-from cuzk.groth16.proof import Proof
-from cuzk.groth16.qap import ConstraintMatrices
-from cuzk.groth16.srs import ResidentParameters
+from cuzk.backends.base import Backend, Bases, CsrMatrix
+from cuzk.errors import CircuitError, ParamsError, ProofError, UnsatisfiedError, UsageError
+from cuzk.groth16.conventions import QapConvention, QueryScalars
+from cuzk.groth16.keys import VerifyingKey
+from cuzk.groth16.proof import Proof, proofs_to_bytes
+from cuzk.groth16.verifier import PreparedVerifyingKey, verify, verify_batch
 from cuzk.instrument import Timeline
 
 
 class WitnessLike(Protocol):
+    """A bellperson-style witness (what `Circuit.witness` returns)."""
+
     inputs: np.ndarray  # (num_inputs, 4) Fr Montgomery, ONE first
     aux: np.ndarray  # (num_aux, 4)
 
 
+#: A witness as callers hold it: a (num_vars, 4) Fr array, bellperson inputs/aux, a .wtns
+#: path (snarkjs keys), or a callable that computes one of these, so that computing the
+#: witness is timed inside synthesis (as the reference counts it).
+WitnessSource = np.ndarray | WitnessLike | str | os.PathLike[str] | Callable[[], np.ndarray | WitnessLike]
+
+
+class ProvingKey(Protocol):
+    """What the prover reads from a key. Witness columns are [ONE, public inputs | private]."""
+
+    backend: Backend  # H and the G1 MSMs run here
+    g2_backend: Backend  # where the B query on G2 lives (the CPU, to keep finalize off the GPU)
+    vk: VerifyingKey  # alpha, beta, delta for assembly; ic for verification
+    pvk: PreparedVerifyingKey
+    qap: QapConvention
+    scalars: QueryScalars
+    h: Bases
+    l: Bases  # the private query: bellperson's L, snarkjs's C section
+    a: Bases
+    b_g1: Bases
+    b_g2: Bases  # on g2_backend
+
+    @property
+    def A(self) -> CsrMatrix: ...
+    @property
+    def B(self) -> CsrMatrix: ...
+    @property
+    def C(self) -> CsrMatrix | None: ...  # None: the key has no C matrix (snarkjs); c = a * b
+    @property
+    def num_inputs(self) -> int: ...  # ONE and the public inputs
+    @property
+    def num_vars(self) -> int: ...
+
+    def constraint_name(self, i: int) -> str: ...
+
+    def witness_vector(self, source: Any, who: str) -> np.ndarray:
+        """A caller's witness as a host (num_vars, 4) Fr array; CircuitError if it cannot be one."""
+        ...
+
+
 @dataclass
 class Assignment:
-    """One or more satisfied witnesses of one topology and their A/B/C evaluations."""
+    """One or more witnesses of one key and their A/B/C evaluations."""
 
-    inputs: np.ndarray  # (k, num_inputs, 4) host
-    aux: np.ndarray  # (k, num_aux, 4) host
-    abc: list[tuple[Any, Any, Any]]  # per circuit: a, b, c as backend arrays (num_constraints, 4)
+    witness: np.ndarray  # (k, num_vars, 4) host, Montgomery
+    abc: list[tuple[Any, Any, Any]]  # per circuit: a, b, c as backend arrays (rows, 4)
     timeline: Timeline
 
     @property
     def k(self) -> int:
-        return int(self.inputs.shape[0])
+        return int(self.witness.shape[0])
 
 
 @dataclass
 class Pending:
     """Everything finalize needs; the large a/b/c vectors are already released."""
 
-    inputs: np.ndarray
+    inputs: np.ndarray  # (k, num_inputs, 4) host: ONE and the public inputs
     b_scalars: Any  # (k, b_size, 4) for the G2 MSM, on the G2 backend's side
     h: np.ndarray  # (k, 3, 6) Jacobian MSM results
     l: np.ndarray
@@ -65,100 +114,100 @@ class Pending:
     timeline: Timeline
 
 
-def _check_witness(cs: ConstraintMatrices, w: WitnessLike, index: int) -> None:
-    want = {"inputs": (cs.num_inputs, 4), "aux": (cs.num_aux, 4)}
-    for name, shape in want.items():
-        arr = getattr(w, name)
-        if arr.shape != shape or arr.dtype != np.uint64:
-            raise CircuitError(f"witness {index}: {name} has shape {arr.shape}, circuit needs {shape} uint64")
-    if not np.array_equal(w.inputs[0], FR.one()):
-        raise CircuitError(f"witness {index}: input 0 must be ONE")
+@dataclass
+class ProveResult:
+    proofs: list[Proof]
+    public_inputs: list[list[int]]  # per proof, without ONE (snarkjs: public.json order)
+    timeline: Timeline
+
+    def proof_bytes(self) -> bytes:
+        return proofs_to_bytes(self.proofs)
+
+
+def _witness_vector(key: ProvingKey, source: WitnessSource, j: int) -> np.ndarray:
+    who = os.fspath(source) if isinstance(source, str | os.PathLike) else f"witness {j}"
+    w = key.witness_vector(source() if callable(source) else source, who)
+    if w.dtype != np.uint64 or w.ndim != 2 or w.shape[1] != 4:
+        raise CircuitError(f"{who}: expected (n, 4) uint64 Fr limbs, got {w.shape} {w.dtype}")
+    if w.shape[0] != key.num_vars:
+        raise CircuitError(
+            f"{who} has {w.shape[0]} values, but the key's circuit has {key.num_vars} variables"
+        )
+    if not np.array_equal(w[0], FR.one()):
+        raise CircuitError(f"{who}: input 0 must be ONE")
+    return w
+
+
+def _evaluate(key: ProvingKey, be: Backend, w: np.ndarray, who: str) -> tuple[Any, Any, Any]:
+    full = be.to_device(w)
+    a, b = be.spmv(key.A, full), be.spmv(key.B, full)
+    if key.C is None:
+        # snarkjs keys carry no C matrix: c is a * b by construction, so a witness that breaks
+        # a constraint cannot be named here; its proof fails the final verification.
+        return a, b, be.fr_mul(a, b)
+    c = be.spmv(key.C, full)
+    bad_rows = be.xp.any(be.fr_mul(a, b) != c, axis=1)
+    if bool(bad_rows.any()):
+        i = int(be.xp.argmax(bad_rows))
+        name = key.constraint_name(i)
+        raise UnsatisfiedError(f"{who}constraint {i} ({name}) is not satisfied", name, i)
+    return a, b, c
 
 
 def synthesize(
-    cs: ConstraintMatrices,
-    witnesses: Sequence[WitnessLike],
-    backend: Backend,
+    key: ProvingKey,
+    witnesses: Sequence[WitnessSource],
+    backend: Backend | None = None,
     *,
     timeline: Timeline | None = None,
 ) -> Assignment:
-    """Evaluate A.w, B.w, C.w and refuse the batch if any row fails a_i * b_i == c_i."""
+    """Obtain the witnesses, evaluate A.w, B.w, C.w, and refuse the batch if a row fails a b == c."""
     tl = timeline or Timeline()
     if not witnesses:
         raise CircuitError("nothing to prove: no witnesses given")
-    xp = backend.xp
-    abc = []
-    with tl.span("synthesis", circuits=len(witnesses)):
-        for j, w in enumerate(witnesses):
-            _check_witness(cs, w, j)
-            full = backend.to_device(np.concatenate([w.inputs, w.aux]))
-            a, b, c = (backend.spmv(m, full) for m in (cs.A, cs.B, cs.C))
-            bad_rows = xp.any(backend.fr_mul(a, b) != c, axis=1)
-            if bool(bad_rows.any()):
-                i = int(xp.argmax(bad_rows))
-                name = cs.constraint_name(i)
-                who = f"witness {j}: " if len(witnesses) > 1 else ""
-                raise UnsatisfiedError(f"{who}constraint {i} ({name}) is not satisfied", name, i)
-            abc.append((a, b, c))
-    inputs = np.stack([w.inputs for w in witnesses])
-    aux = np.stack([w.aux for w in witnesses])
-    return Assignment(inputs=inputs, aux=aux, abc=abc, timeline=tl)
+    be, k = backend or key.backend, len(witnesses)
+    with tl.span("synthesis", circuits=k):
+        with tl.span("witness"):
+            ws = np.stack([_witness_vector(key, src, j) for j, src in enumerate(witnesses)])
+        with tl.span("matvec"):
+            abc = [_evaluate(key, be, w, f"witness {j}: " if k > 1 else "") for j, w in enumerate(ws)]
+    return Assignment(witness=ws, abc=abc, timeline=tl)
 
 
-def _h_coefficients(backend: Backend, srs: ResidentParameters, a: Any, b: Any, c: Any) -> Any:
-    """h(X) = (A(X) B(X) - C(X)) / Z(X), evaluated on the coset g H and interpolated back."""
-    xp, dom = backend.xp, srs.domain
-    evals = []
-    for v in (a, b, c):
-        padded = xp.zeros((dom.m, 4), dtype=xp.uint64)
-        padded[: v.shape[0]] = v
-        evals.append(backend.ntt(backend.intt(padded, dom.omega), dom.omega, coset=dom.coset))
-    quotient = backend.fr_mul_sub_scale(evals[0], evals[1], evals[2], dom.z_on_coset_inv)
-    return backend.intt(quotient, dom.omega, coset=dom.coset)[: dom.m - 1]
-
-
-def start(assignment: Assignment, srs: ResidentParameters) -> Pending:
-    """The GPU part: NTTs, H, and the G1 MSMs (h, l, a, b_g1)."""
-    tl, be = assignment.timeline, srs.backend
+def start(assignment: Assignment, key: ProvingKey) -> Pending:
+    """The accelerator's part: H, and the G1 MSMs (h, the private query, a, b_g1)."""
+    tl, be, q = assignment.timeline, key.backend, key.scalars
     with tl.span("ntt_h"):
-        hs = [_h_coefficients(be, srs, a, b, c) for a, b, c in assignment.abc]
+        hs = [key.qap.h(be, a, b, c) for a, b, c in assignment.abc]
         assignment.abc.clear()  # release a/b/c early: memory backpressure
         h_scalars = be.xp.stack(hs)
         be.synchronize()  # queued device work belongs to this span, not to msm_h
     with tl.span("msm_h"):
-        h = be.msm(srs.h, h_scalars)
-    # The witness goes to the backend once; the a and b scalar vectors are gathered
-    # there by the density indices (on the GPU a host-side gather of a 13M-variable
-    # witness cost more than the MSM it feeds).
-    xp = be.xp
-    with tl.span("msm_l"):
-        aux = be.to_device(assignment.aux)
-        inputs = be.to_device(assignment.inputs)
-        l_pt = be.msm(srs.l, aux)
+        h = be.msm(key.h, h_scalars)
+    # The witness goes to the backend once; the query scalars are views or gathers of it
+    # there (on the GPU a host-side gather of a 13M-variable witness cost more than the MSM).
+    with tl.span(q.private_span):
+        w = be.to_device(assignment.witness)
+        l_pt = be.msm(key.l, q.private(w))
     with tl.span("msm_a"):
-        a_pt = be.msm(srs.a, xp.concatenate([inputs, aux[:, srs.a_aux_idx]], axis=1))
+        a_pt = be.msm(key.a, q.a(w))
     with tl.span("msm_b_g1"):
-        b_scalars = xp.concatenate([inputs[:, srs.b_input_idx], aux[:, srs.b_aux_idx]], axis=1)
-        b1_pt = be.msm(srs.b_g1, b_scalars)
-    if srs.g2_backend is not be:
+        b_scalars = q.b(w)
+        b1_pt = be.msm(key.b_g1, b_scalars)
+    if key.g2_backend is not be:
         b_scalars = be.to_host(b_scalars)
-    return Pending(
-        inputs=assignment.inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl
-    )
+    inputs = assignment.witness[:, : key.num_inputs].copy()  # not a view: the witness can go now
+    return Pending(inputs=inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl)
 
 
-def _random_scalars(k: int) -> np.ndarray:
-    return FR.from_ints([secrets.randbelow(C.R) for _ in range(k)])
-
-
-def finalize(pending: Pending, srs: ResidentParameters) -> list[Proof]:
+def finalize(pending: Pending, key: ProvingKey) -> list[Proof]:
     """The CPU part: the G2 MSM and the assembly of A, B, C with fresh r, s."""
-    tl, vk = pending.timeline, srs.vk
+    tl, g2 = pending.timeline, key.g2_backend
     with tl.span("msm_b_g2"):
-        b2_pt = srs.g2_backend.msm(srs.b_g2, srs.g2_backend.to_device(pending.b_scalars))
+        b2_pt = g2.msm(key.b_g2, g2.to_device(pending.b_scalars))
     with tl.span("epilogue"):
         proofs = assemble(
-            vk,
+            key.vk,
             sum_a=pending.a,
             sum_b_g1=pending.b_g1,
             sum_b_g2=b2_pt,
@@ -167,18 +216,12 @@ def finalize(pending: Pending, srs: ResidentParameters) -> list[Proof]:
     return proofs
 
 
-class AssemblyKey(Protocol):
-    """The key points assembly needs: a VerifyingKey, or a snarkjs Zkey."""
-
-    alpha_g1: np.ndarray
-    beta_g1: np.ndarray
-    beta_g2: np.ndarray
-    delta_g1: np.ndarray
-    delta_g2: np.ndarray
+def _random_scalars(k: int) -> np.ndarray:
+    return FR.from_ints([secrets.randbelow(C.R) for _ in range(k)])
 
 
 def assemble(
-    key: AssemblyKey,
+    vk: VerifyingKey,
     *,
     sum_a: np.ndarray,
     sum_b_g1: np.ndarray,
@@ -188,18 +231,18 @@ def assemble(
     """A, B, C for k proofs from their MSM sums, with fresh r, s from the OS CSPRNG.
 
     A = alpha + sum_a + r delta; B = beta + sum_b + s delta (G2, and B1 in G1);
-    C = s A + r B1 - r s delta + sum_c, where sum_c is H + L (bellperson) or
-    H + the C section (snarkjs). Key points are affine (1, ...); sums Jacobian (k, ...).
+    C = s A + r B1 - r s delta + sum_c, where sum_c is H + L. Key points are affine
+    (1, ...); sums Jacobian (k, ...).
     """
-    alpha_g1, beta_g1, beta_g2 = key.alpha_g1, key.beta_g1, key.beta_g2
-    delta_g1, delta_g2 = key.delta_g1, key.delta_g2
+    if vk.beta_g1 is None or vk.delta_g1 is None:
+        raise ParamsError("this verifying key lacks beta_g1 or delta_g1: it can verify but not prove")
     k = sum_a.shape[0]
     r, s = _random_scalars(k), _random_scalars(k)
     rep = lambda p: np.repeat(p, k, axis=0)  # noqa: E731 - one key point, k copies
-    delta1 = rep(delta_g1)
-    a_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, r), sum_a), rep(alpha_g1))
-    b_jac = G2.add_mixed(G2.add(G2.scalar_mul(rep(delta_g2), s), sum_b_g2), rep(beta_g2))
-    b1_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, s), sum_b_g1), rep(beta_g1))
+    delta1 = rep(vk.delta_g1)
+    a_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, r), sum_a), rep(vk.alpha_g1))
+    b_jac = G2.add_mixed(G2.add(G2.scalar_mul(rep(vk.delta_g2), s), sum_b_g2), rep(vk.beta_g2))
+    b1_jac = G1.add_mixed(G1.add(G1.scalar_mul(delta1, s), sum_b_g1), rep(vk.beta_g1))
     a_aff, b1_aff = G1.to_affine(a_jac), G1.to_affine(b1_jac)
     c_jac = G1.add(G1.scalar_mul(a_aff, s), G1.scalar_mul(b1_aff, r))
     c_jac = G1.add_mixed(c_jac, G1.neg(G1.to_affine(G1.scalar_mul(delta1, FR.mul(r, s)))))
@@ -208,6 +251,40 @@ def assemble(
     return [Proof(a=a_aff[j : j + 1], b=b_aff[j : j + 1], c=c_aff[j : j + 1]) for j in range(k)]
 
 
-def public_inputs(pending_or_assignment: Assignment | Pending) -> list[list[int]]:
+def public_inputs(pending: Pending) -> list[list[int]]:
     """Per circuit: the public inputs as canonical ints, without ONE."""
-    return [FR.to_ints(x[1:]) for x in pending_or_assignment.inputs]
+    return [FR.to_ints(x[1:]) for x in pending.inputs]
+
+
+def prove(
+    key: ProvingKey | Any,
+    witnesses: Sequence[WitnessSource],
+    srs: ProvingKey | None = None,
+    *,
+    synthesis_backend: Backend | None = None,
+    timeline: Timeline | None = None,
+) -> ProveResult:
+    """Prove a batch of witnesses of one key; every proof is verified before it is returned.
+
+    One random linear combination checks the whole batch (verify_batch); only when it
+    fails are the proofs checked one by one, to name the bad ones in the ProofError. A
+    bellperson witness that breaks a constraint raises UnsatisfiedError before any MSM.
+    `prove(cs, witnesses, srs)`, the call from before keys carried their matrices, is
+    still accepted until cli/prove.py and cli/bench_single.py go through LocalProver.
+    """
+    if srs is not None:
+        if getattr(srs, "cs", None) is not key:
+            raise UsageError("prove(cs, witnesses, srs): srs was made from another constraint system")
+        key = srs
+    tl = timeline or Timeline("prove")
+    pending = start(synthesize(key, witnesses, synthesis_backend, timeline=tl), key)
+    proofs = finalize(pending, key)
+    inputs = public_inputs(pending)
+    with tl.span("verify", proofs=len(proofs)):
+        if not verify_batch(key.pvk, inputs, proofs):
+            bad = [j for j, p in enumerate(proofs) if not verify(key.pvk, inputs[j], p)]
+            raise ProofError(
+                f"proof(s) {bad or list(range(len(proofs)))} failed verification (a witness that does "
+                "not satisfy the circuit, or a damaged key); refusing to return them"
+            )
+    return ProveResult(proofs=proofs, public_inputs=inputs, timeline=tl)

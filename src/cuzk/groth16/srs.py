@@ -1,7 +1,7 @@
-"""Parameters made resident on a backend: the five SRS queries as Bases handles.
+"""Parameters made resident on a backend: the bellperson `ProvingKey` of the one prover.
 
 Loading once and proving many times is the point of the engine (the reference
-saved 30-90 s per proof this way); the handle also records which circuit shape
+saved 30-90 s per proof this way); the key also records which circuit shape
 the parameters fit, so a mismatch is caught before any MSM runs.
 """
 
@@ -12,17 +12,23 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.backends.base import Backend, Bases
-from cuzk.errors import ParamsError
+from cuzk.backends.base import Backend, Bases, CsrMatrix
+from cuzk.errors import CircuitError, ParamsError
+from cuzk.groth16.conventions import BellpersonQap, DensityScalars, QapConvention, QueryScalars
 from cuzk.groth16.keys import Parameters, VerifyingKey
 from cuzk.groth16.qap import ConstraintMatrices, Densities, Domain
+from cuzk.groth16.verifier import PreparedVerifyingKey, prepare
 
 
 @dataclass
 class ResidentParameters:
+    """bellperson parameters as backend handles, with the constraint system they were made for."""
+
+    cs: ConstraintMatrices
     backend: Backend
     g2_backend: Backend  # where the B query on G2 lives (the CPU, to keep finalize off the GPU)
     vk: VerifyingKey
+    pvk: PreparedVerifyingKey
     h: Bases
     l: Bases
     a: Bases
@@ -30,12 +36,43 @@ class ResidentParameters:
     b_g2: Bases
     domain: Domain
     densities: Densities
-    num_inputs: int
-    num_aux: int
-    # the density bitmaps as index arrays on the backend, for gathering MSM scalars there
-    a_aux_idx: Any
-    b_input_idx: Any
-    b_aux_idx: Any
+    qap: QapConvention  # BellpersonQap
+    scalars: QueryScalars  # DensityScalars: the density bitmaps as index arrays on the backend
+
+    @property
+    def A(self) -> CsrMatrix:
+        return self.cs.A
+
+    @property
+    def B(self) -> CsrMatrix:
+        return self.cs.B
+
+    @property
+    def C(self) -> CsrMatrix:
+        return self.cs.C
+
+    @property
+    def num_inputs(self) -> int:
+        return self.cs.num_inputs
+
+    @property
+    def num_vars(self) -> int:
+        return self.cs.num_inputs + self.cs.num_aux
+
+    def constraint_name(self, i: int) -> str:
+        return self.cs.constraint_name(i)
+
+    def witness_vector(self, source: Any, who: str) -> np.ndarray:
+        """[inputs | aux] from a bellperson witness (inputs, aux), or a full (num_vars, 4) array."""
+        if isinstance(source, np.ndarray):
+            return source
+        want = {"inputs": (self.cs.num_inputs, 4), "aux": (self.cs.num_aux, 4)}
+        for name, shape in want.items():
+            arr = getattr(source, name, None)
+            if not isinstance(arr, np.ndarray) or arr.shape != shape or arr.dtype != np.uint64:
+                got = getattr(arr, "shape", None)
+                raise CircuitError(f"{who}: {name} has shape {got}, circuit needs {shape} uint64")
+        return np.concatenate([source.inputs, source.aux])
 
 
 def check_shape(params: Parameters, cs: ConstraintMatrices) -> tuple[Domain, Densities]:
@@ -71,12 +108,18 @@ def make_resident(
     *,
     g2_backend: Backend | None = None,
 ) -> ResidentParameters:
+    """The parameters' queries as handles on `backend` (b_g2 on `g2_backend`), after check_shape."""
     dom, dens = check_shape(params, cs)
     g2_be = g2_backend or backend
+    ni = cs.num_inputs
+    a_idx = np.concatenate([np.arange(ni), ni + np.flatnonzero(dens.a_aux)])
+    b_idx = np.concatenate([np.flatnonzero(dens.b_input), ni + np.flatnonzero(dens.b_aux)])
     return ResidentParameters(
+        cs=cs,
         backend=backend,
         g2_backend=g2_be,
         vk=params.vk,
+        pvk=prepare(params.vk),
         h=backend.load_bases(params.h, "g1"),
         l=backend.load_bases(params.l, "g1"),
         a=backend.load_bases(params.a, "g1"),
@@ -84,9 +127,6 @@ def make_resident(
         b_g2=g2_be.load_bases(params.b_g2, "g2"),
         domain=dom,
         densities=dens,
-        num_inputs=cs.num_inputs,
-        num_aux=cs.num_aux,
-        a_aux_idx=backend.to_device(np.flatnonzero(dens.a_aux)),
-        b_input_idx=backend.to_device(np.flatnonzero(dens.b_input)),
-        b_aux_idx=backend.to_device(np.flatnonzero(dens.b_aux)),
+        qap=BellpersonQap(dom),
+        scalars=DensityScalars(ni, backend.to_device(a_idx), backend.to_device(b_idx)),
     )

@@ -5,7 +5,7 @@
     wtns           circom .wtns v2 -> Fr witness (read_wtns, write_wtns)
     zkey           snarkjs Groth16 .zkey v1, zero-copy (read_zkey, write_zkey, Zkey)
     snarkjs_json   proof.json, public.json, verification_key.json exactly as snarkjs writes them
-    prover         proving with a zkey: snarkjs's H convention, the native prover's phases
+    prover         a zkey as a key of the one Groth16 prover (snarkjs's QAP and query conventions)
     setup          a development (not ceremony) zkey from fresh random toxic waste
     export         native cuzk keys and proofs as snarkjs JSON
 

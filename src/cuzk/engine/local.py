@@ -1,0 +1,140 @@
+"""The synchronous job layer: one ProofRequest in, its verified proofs out, in the caller's thread.
+
+    prover = LocalProver(backend, g2_backend=None, checked=False, progress=None)
+    prover.prove(request, timeline=None) -> ProveResult   every partition in one batched pass
+    prover.resident(request, timeline=None) -> ProvingKey  load on first use, then kept
+    prover.release(key_name) -> int                        drop a key's resident SRS
+
+It owns the chain that the CLI and the benchmarks used to write out each time:
+registry circuit -> topology -> parameters (`load_or_create_parameters`: a
+`cuzk setup` folder, or the cache, generated once) -> resident SRS -> witnesses
+-> synthesize / start / finalize; and for a snarkjs zkey, the key file -> the
+resident key -> the .wtns witnesses -> the same prover. Resident keys stay
+across calls, one per key (and parameter folder): the seed of the SRS manager.
+
+Spans: when a key is loaded, `topology`, `load_params`, `make_resident` (registry
+circuits) or `load_key` (zkeys); then the prover's, where `synthesis` includes
+computing each partition's witness (`witness`: circuit.witness, or reading the
+.wtns) besides `matvec`. Partition j of a seeded request proves the random valid
+instance of seed + j.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from cuzk.backends.base import Backend
+from cuzk.engine.request import ProofRequest
+from cuzk.groth16.api import load_or_create_parameters
+from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
+from cuzk.groth16.srs import make_resident
+from cuzk.instrument import Timeline
+
+
+@dataclass
+class _Resident:
+    key: ProvingKey
+    circuit: Any  # the registry Circuit whose witnesses this key proves; None for a zkey
+
+
+def _seeded_witness(circuit: Any, seed: int) -> Any:
+    return circuit.witness(circuit.random_instance(seed=seed))
+
+
+class LocalProver:
+    """Proves requests one at a time on one backend, keeping each key's SRS resident."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        g2_backend: Backend | None = None,
+        checked: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.g2_backend = g2_backend or backend  # the CPU keeps finalize off the GPU
+        self.checked = checked  # subgroup-check parameter files when loading them
+        self.progress = progress or (lambda _m: None)
+        self.loads = 0  # keys made resident so far (a key proved again is not loaded again)
+        self._resident: dict[tuple[str, str | None], _Resident] = {}
+
+    def prove(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProveResult:
+        """All partitions of the request as one batch; every proof verified (ProofError otherwise)."""
+        tl = timeline or Timeline(request.request_id or request.key_name)
+        entry = self._entry(request, tl)
+        return prove(entry.key, self._witnesses(request, entry.circuit), timeline=tl)
+
+    def resident(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProvingKey:
+        """The request's proving key, loaded and made resident on first use (spans on `timeline`)."""
+        return self._entry(request, timeline or Timeline()).key
+
+    def release(self, key_name: str) -> int:
+        """Drop the resident SRS of `key_name` (a circuit name or zkey path); how many keys went."""
+        gone = [ident for ident in self._resident if ident[0] == key_name]
+        for ident in gone:
+            key = self._resident.pop(ident).key
+            for be, bases in ((key.backend, (key.h, key.l, key.a, key.b_g1)), (key.g2_backend, (key.b_g2,))):
+                free = getattr(be, "release_bases", None)  # device memory now; host memory goes with the key
+                if free is not None:
+                    for b in bases:
+                        free(b)
+        return len(gone)
+
+    @property
+    def resident_keys(self) -> list[str]:
+        return [name for name, _ in self._resident]
+
+    def _entry(self, request: ProofRequest, tl: Timeline) -> _Resident:
+        params_dir = os.fspath(request.params_dir) if request.params_dir is not None else None
+        ident = (request.key_name, params_dir)
+        entry = self._resident.get(ident)
+        if entry is None:
+            entry = self._load_circuit(request, tl) if request.circuit else self._load_zkey(request, tl)
+            self._resident[ident] = entry
+            self.loads += 1
+        return entry
+
+    def _load_circuit(self, request: ProofRequest, tl: Timeline) -> _Resident:
+        from cuzk.circuits import get_circuit
+
+        circuit = get_circuit(request.circuit or "")
+        with tl.span("topology"):
+            topo = circuit.topology()
+        with tl.span("load_params"):
+            _, params = load_or_create_parameters(
+                circuit.name,
+                topo,
+                topo.hash,
+                self.backend,
+                directory=None if request.params_dir is None else Path(request.params_dir),
+                checked=self.checked,
+                progress=self.progress,
+                timeline=tl,
+            )
+        with tl.span("make_resident"):
+            key = make_resident(params, topo, self.backend, g2_backend=self.g2_backend)
+        return _Resident(key, circuit)
+
+    def _load_zkey(self, request: ProofRequest, tl: Timeline) -> _Resident:
+        from cuzk.interop.prover import load_proving_key
+        from cuzk.interop.zkey import read_zkey
+
+        with tl.span("load_key"):
+            self.progress(f"loading {request.zkey}")
+            key = load_proving_key(read_zkey(request.zkey or ""), self.backend, g2_backend=self.g2_backend)
+        return _Resident(key, None)
+
+    @staticmethod
+    def _witnesses(request: ProofRequest, circuit: Any) -> list[WitnessSource]:
+        """Deferred witnesses, so that computing them is timed inside synthesis."""
+        if circuit is None:
+            return list(request.witnesses or ())
+        if request.instances is not None:
+            return [partial(circuit.witness, inst) for inst in request.instances]
+        return [partial(_seeded_witness, circuit, seed) for seed in request.partition_seeds()]
