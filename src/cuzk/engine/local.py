@@ -66,9 +66,12 @@ class LocalProver:
 
     def prove(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProveResult:
         """All partitions of the request as one batch; every proof verified (ProofError otherwise)."""
+        from cuzk.toggles import windows
+
         tl = timeline or Timeline(request.request_id or request.key_name)
         entry = self._entry(request, tl)
-        return prove(entry.key, self._witnesses(request, entry.circuit), timeline=tl)
+        wins = windows(request.options)  # the msm.window.* toggles of the request
+        return prove(entry.key, self._witnesses(request, entry.circuit), timeline=tl, windows=wins)
 
     def resident(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProvingKey:
         """The request's proving key, loaded and made resident on first use (spans on `timeline`)."""

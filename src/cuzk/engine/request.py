@@ -76,7 +76,7 @@ class ProofRequest:
     priority: Priority | None = None
     request_id: str = ""
     params_dir: str | os.PathLike[str] | None = None  # a `cuzk setup` folder; None: the cache
-    options: Mapping[str, Any] = field(default_factory=dict)  # named toggles (engine config keys)
+    options: Mapping[str, Any] = field(default_factory=dict)  # cuzk.toggles values, e.g. msm.window.l
 
     def __post_init__(self) -> None:
         if (self.circuit is None) == (self.zkey is None):
@@ -95,6 +95,9 @@ class ProofRequest:
                 raise UsageError(f"partitions must be at least 1, not {self.partitions}")
             if given is not None and len(given) != self.partitions:
                 raise UsageError(f"{len(given)} instance(s) given for {self.partitions} partition(s)")
+        from cuzk.toggles import resolved
+
+        resolved(self.options)  # unknown toggles are refused here, with the valid ones
         if self.priority is not None and not isinstance(self.priority, Priority):
             raise UsageError(f"priority must be a Priority, not {self.priority!r}")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -174,37 +174,42 @@ def synthesize(
     return Assignment(witness=ws, abc=abc, timeline=tl)
 
 
-def start(assignment: Assignment, key: ProvingKey) -> Pending:
-    """The accelerator's part: H, and the G1 MSMs (h, the private query, a, b_g1)."""
+def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> Pending:
+    """The accelerator's part: H, and the G1 MSMs (h, the private query, a, b_g1).
+
+    `windows` overrides the Pippenger window per query (`h`, `l`, `a`, `b_g1`; `l` is
+    the private query, the C section of a zkey): the `msm.window.*` toggles.
+    """
     tl, be, q = assignment.timeline, key.backend, key.scalars
+    win = dict(windows or {})
     with tl.span("ntt_h"):
         hs = [key.qap.h(be, a, b, c) for a, b, c in assignment.abc]
         assignment.abc.clear()  # release a/b/c early: memory backpressure
         h_scalars = be.xp.stack(hs)
         be.synchronize()  # queued device work belongs to this span, not to msm_h
     with tl.span("msm_h"):
-        h = be.msm(key.h, h_scalars)
+        h = be.msm(key.h, h_scalars, window=win.get("h"))
     # The witness goes to the backend once; the query scalars are views or gathers of it
     # there (on the GPU a host-side gather of a 13M-variable witness cost more than the MSM).
     with tl.span(q.private_span):
         w = be.to_device(assignment.witness)
-        l_pt = be.msm(key.l, q.private(w))
+        l_pt = be.msm(key.l, q.private(w), window=win.get("l"))
     with tl.span("msm_a"):
-        a_pt = be.msm(key.a, q.a(w))
+        a_pt = be.msm(key.a, q.a(w), window=win.get("a"))
     with tl.span("msm_b_g1"):
         b_scalars = q.b(w)
-        b1_pt = be.msm(key.b_g1, b_scalars)
+        b1_pt = be.msm(key.b_g1, b_scalars, window=win.get("b_g1"))
     if key.g2_backend is not be:
         b_scalars = be.to_host(b_scalars)
     inputs = assignment.witness[:, : key.num_inputs].copy()  # not a view: the witness can go now
     return Pending(inputs=inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl)
 
 
-def finalize(pending: Pending, key: ProvingKey) -> list[Proof]:
-    """The CPU part: the G2 MSM and the assembly of A, B, C with fresh r, s."""
+def finalize(pending: Pending, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> list[Proof]:
+    """The CPU part: the G2 MSM and the assembly of A, B, C with fresh r, s (`windows`: see start)."""
     tl, g2 = pending.timeline, key.g2_backend
     with tl.span("msm_b_g2"):
-        b2_pt = g2.msm(key.b_g2, g2.to_device(pending.b_scalars))
+        b2_pt = g2.msm(key.b_g2, g2.to_device(pending.b_scalars), window=(windows or {}).get("b_g2"))
     with tl.span("epilogue"):
         proofs = assemble(
             key.vk,
@@ -263,6 +268,7 @@ def prove(
     *,
     synthesis_backend: Backend | None = None,
     timeline: Timeline | None = None,
+    windows: Mapping[str, int] | None = None,
 ) -> ProveResult:
     """Prove a batch of witnesses of one key; every proof is verified before it is returned.
 
@@ -277,8 +283,8 @@ def prove(
             raise UsageError("prove(cs, witnesses, srs): srs was made from another constraint system")
         key = srs
     tl = timeline or Timeline("prove")
-    pending = start(synthesize(key, witnesses, synthesis_backend, timeline=tl), key)
-    proofs = finalize(pending, key)
+    pending = start(synthesize(key, witnesses, synthesis_backend, timeline=tl), key, windows=windows)
+    proofs = finalize(pending, key, windows=windows)
     inputs = public_inputs(pending)
     with tl.span("verify", proofs=len(proofs)):
         if not verify_batch(key.pvk, inputs, proofs):
