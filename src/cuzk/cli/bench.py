@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cuzk.cli.bench_single import register as _register_single
-from cuzk.cli.output import add_backend_option, nonnegative_int, positive_int
+from cuzk.cli.output import add_backend_option, nonnegative_int, positive_int, require_subcommand
 
 STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
 
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bench_sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     for reg in SUBCOMMANDS.values():
         reg(bench_sub)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    require_subcommand(p)
 
 
 def synth_once(c: Any, topo: Any, inst: Any, backend: Any, tl: Any) -> None:

@@ -9,14 +9,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from cuzk.cli.output import console
+from cuzk.cli.output import console, require_subcommand
 from cuzk.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cache", help="the cache of topologies and parameters: info, clear")
     cmds = p.add_subparsers(dest="cache_command", metavar="COMMAND")
-    p.set_defaults(func=lambda _args: (p.print_help(), 2)[1])
+    require_subcommand(p)
 
     q = cmds.add_parser("info", help="the cache folder and the size of each kind in it")
     q.set_defaults(func=cmd_info)

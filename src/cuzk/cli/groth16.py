@@ -23,13 +23,14 @@ from cuzk.cli.output import (
     output_file,
     phase_table,
     progress_printer,
+    require_subcommand,
 )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("groth16", help="circom/snarkjs Groth16: prove, verify, export-vk, setup")
     cmds = g.add_subparsers(dest="groth16_command", metavar="COMMAND")
-    g.set_defaults(func=lambda _args: g.print_help() or 2)
+    require_subcommand(g)
 
     p = cmds.add_parser(
         "prove", help="prove with a snarkjs .zkey and a circom .wtns (like `snarkjs groth16 prove`)"
@@ -70,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     e = sub.add_parser("export", help="export native keys and proofs to other tools' formats")
     targets = e.add_subparsers(dest="export_target", metavar="TARGET")
-    e.set_defaults(func=lambda _args: e.print_help() or 2)
+    require_subcommand(e)
     p = targets.add_parser(
         "snarkjs", help="a native .vk (and proofs) as verification_key.json, proof.json, public.json"
     )

@@ -114,6 +114,11 @@ def add_backend_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def require_subcommand(p: argparse.ArgumentParser) -> None:
+    """A command group run without its sub-command: argparse's usage error (stderr, exit 2)."""
+    p.set_defaults(func=lambda _args: p.error("a sub-command is required (see --help)"))
+
+
 # --- argument types: the role of each path, the range of each count -------------------------
 def input_file(text: str) -> Path:
     """A file the command reads (checked when read: missing or malformed is a clean error)."""
