@@ -52,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=DEFAULT_SIZE,
         help=f"elements per check (default {DEFAULT_SIZE}); the NTT uses the power of two >= 8x this",
     )
-    p.add_argument("--seed", type=nonnegative_int, default=None, help="seed the random data (default: fresh each run)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=None, help="seed the random data (default: fresh each run)"
+    )
     p.set_defaults(func=cmd_selftest)
 
 
