@@ -74,7 +74,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     root = cache_root()
     sizes = kinds(root)
-    table = Table(title=f"cuzk cache: {root} (CUZK_CACHE_DIR moves it)", title_justify="left")
+    console().print(f"cuzk cache: {root} (CUZK_CACHE_DIR moves it)", soft_wrap=True)
+    table = Table()
     table.add_column("kind", no_wrap=True)
     table.add_column("size", justify="right", no_wrap=True)
     for name, n in sizes.items():

@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from cuzk.cli.output import console, progress_printer
+from cuzk.cli.output import console, progress_printer, wide_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,7 +87,7 @@ def _table(rows: list[dict[str, Any]]) -> None:
         ("source", "left"),
     ):
         t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
-    t.add_column("description", overflow="fold")
+    t.add_column("description", no_wrap=True)
     for r in rows:
         if r["estimate"]:
             t.add_row(r["name"], f"~{r['constraints']:,}", *[""] * 7, r["source"], r["description"])
@@ -105,4 +105,4 @@ def _table(rows: list[dict[str, Any]]) -> None:
             f"{r['source']} ({r['seconds']} s)",
             r["description"],
         )
-    console().print(t)
+    wide_console(200).print(t)

@@ -30,10 +30,15 @@ from cuzk.instrument import Timeline
 MIN_WIDTH = 100
 
 
-def _console(**kwargs: Any) -> Console:
+def _console(min_width: int = MIN_WIDTH, **kwargs: Any) -> Console:
     con = Console(highlight=False, **kwargs)
-    con.width = max(MIN_WIDTH, con.width)
+    con.width = max(min_width, con.width)
     return con
+
+
+def wide_console(min_width: int) -> Console:
+    """A stdout console at least `min_width` columns wide, for tables with many columns."""
+    return _console(min_width)
 
 
 @cache
