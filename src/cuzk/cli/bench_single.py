@@ -96,7 +96,7 @@ def run_single(
 def cmd_single(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from cuzk.cli.output import console, progress_printer
+    from cuzk.cli.output import compile_seconds, console, progress_printer
 
     check_output_paths(args.json)
     res = run_single(
@@ -122,7 +122,13 @@ def cmd_single(args: argparse.Namespace) -> int:
     con.print(table)
     con.print(
         f"topology {res['topology_s']:.2f} s, parameters {res['params_s']:.2f} s, "
-        f"warm-up proof {res['warmup_s']:.2f} s; every proof verified"
+        f"warm-up proof {res['warmup_s']:.2f} s"
+        + (
+            f"; {compile_seconds():.1f} s of these compiling CPU kernels (once)"
+            if compile_seconds() >= 0.05
+            else ""
+        )
+        + "; every proof verified"
     )
     if args.json:
         try:
