@@ -58,7 +58,7 @@ def clean_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     """
     p = Path(path)
     prefix = f".{p.name}."
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(p.parent.iterdir())
     except OSError:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from cuzk.cli.output import (
     add_backend_option,
@@ -135,7 +136,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     elapsed, compiling = time.perf_counter() - t0, compile_seconds() - c0
     pub = result.public_inputs[0] if args.batch == 1 else result.public_inputs
     vk_path = params_dir / f"{circuit.name}.vk"
-    outputs = [(args.out, result.proof_bytes()), (args.public_out, json.dumps(_decimal(pub)) + "\n")]
+    outputs: list[tuple[Path | None, bytes | str]] = [
+        (args.out, result.proof_bytes()),
+        (args.public_out, json.dumps(_decimal(pub)) + "\n"),
+    ]
     if args.vk_out is not None:
         outputs.append((args.vk_out, vk_path.read_bytes()))
     for path, data in outputs:

@@ -282,14 +282,14 @@ def _interrupts_held() -> Iterator[None]:
         return
     caught: list[int] = []
     sigs = (signal.SIGINT, signal.SIGTERM)
-    old = {s: signal.signal(s, lambda signum, _frame: caught.append(signum)) for s in sigs}
+    old = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum)) for sig in sigs}
     try:
         yield
     finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
-        for s in caught:
-            signal.raise_signal(s)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for signum in caught:
+            signal.raise_signal(signum)
 
 
 def read_manifest(directory: str | os.PathLike, name: str) -> dict:
