@@ -5,6 +5,9 @@
 - `@pytest.mark.gpu` tests run only where the CUDA backend can run.
 - `@pytest.mark.large` tests run only with CUZK_LARGE=1 (too big for the
   2-core CI machine).
+- `@pytest.mark.npm` tests (real circom and snarkjs) run when the pinned npm
+  packages are already in the cache, or with CUZK_NPM=1, which fetches them
+  (about 80 MB) first; the default run never downloads.
 """
 
 from __future__ import annotations
@@ -40,6 +43,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip_gpu = pytest.mark.skip(reason=f"needs a CUDA device: {reason}")
         for item in gpu_items:
             item.add_marker(skip_gpu)
+    npm_items = [item for item in items if item.get_closest_marker("npm") is not None]
+    if npm_items and os.environ.get("CUZK_NPM") != "1":
+        from cuzk.interop.toolchain import Toolchain, default_root
+
+        if not Toolchain(default_root())._installed():
+            skip_npm = pytest.mark.skip(reason="fetches ~80 MB of snarkjs/circom from npm: set CUZK_NPM=1")
+            for item in npm_items:
+                item.add_marker(skip_npm)
     if os.environ.get("CUZK_LARGE") != "1":
         skip_large = pytest.mark.skip(reason="large test: set CUZK_LARGE=1 to run it")
         for item in items:

@@ -130,3 +130,83 @@ def test_unbound_public_input_is_refused(cpu):
     cs = build(3, 1, [({3: 1}, {0: 1}, {1: 1})], ["copy"], input_rows=False)
     with pytest.raises(SetupError, match="public input 2 is bound by no constraint"):
         generate_parameters(cs, cpu)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1, 2]",
+        "5",
+        '"params"',
+        json.dumps({"format": io.MANIFEST_FORMAT, "version": io.MANIFEST_VERSION, "files": [1, 2]}),
+        json.dumps({"format": io.MANIFEST_FORMAT, "version": io.MANIFEST_VERSION, "files": {"x.vk": 3}}),
+    ],
+)
+def test_a_manifest_of_the_wrong_shape_is_a_params_error(tmp_path, text):
+    (tmp_path / "cubic.json").write_text(text)
+    with pytest.raises(ParamsError, match=r"manifest|'files'"):
+        io.read_manifest(tmp_path, "cubic")
+
+
+def _set_bytes(directory, name):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_a_failure_while_writing_a_set_keeps_the_old_set(cubic_setup, random_setup, tmp_path, monkeypatch):
+    _, _, params, _ = cubic_setup
+    _, _, other, _ = random_setup
+    io.save(params, tmp_path, "k", meta={"topology_hash": "ab" * 32})
+    before = _set_bytes(tmp_path, "k")
+    real, calls = io._encode, []
+
+    def encode_then_fail(points):
+        calls.append(1)
+        if len(calls) == 14:  # the .params file written whole, the .vk file half written
+            raise KeyboardInterrupt
+        return real(points)
+
+    monkeypatch.setattr(io, "_encode", encode_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        io.save(other, tmp_path, "k", meta={"topology_hash": "cd" * 32})
+    assert _set_bytes(tmp_path, "k") == before  # no temporaries, no new file beside old ones
+    io.verify_files(tmp_path, io.read_manifest(tmp_path, "k"))
+    loaded = io.ParamsFile(tmp_path / "k.params").parameters()
+    assert np.array_equal(loaded.h, params.h)
+
+
+def test_an_interrupt_during_the_renames_waits_until_the_set_is_whole(
+    cubic_setup, random_setup, tmp_path, monkeypatch
+):
+    import os
+    import signal
+
+    _, _, params, _ = cubic_setup
+    _, _, other, _ = random_setup
+    io.save(params, tmp_path, "k", meta={"topology_hash": "ab" * 32})
+    real = os.replace
+    renamed = []
+
+    def replace_and_interrupt(src, dst):
+        if not renamed:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first rename began
+        renamed.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(io.os, "replace", replace_and_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        io.save(other, tmp_path, "k", meta={"topology_hash": "cd" * 32})
+    assert [p.name for p in renamed] == ["k.params", "k.vk", "k.json"]  # the manifest last
+    manifest = io.read_manifest(tmp_path, "k")
+    assert manifest["topology_hash"] == "cd" * 32
+    io.verify_files(tmp_path, manifest)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_mixed_set_is_refused_by_its_manifest(cubic_setup, random_setup, tmp_path):
+    """What a SIGKILL between the renames could leave: the reader refuses it, it never loads."""
+    _, _, params, _ = cubic_setup
+    _, _, other, _ = random_setup
+    io.save(params, tmp_path, "k", meta={"topology_hash": "ab" * 32})
+    io.write_params(other, tmp_path / "k.params")
+    with pytest.raises(ParamsError, match="differs from the manifest"):
+        io.verify_files(tmp_path, io.read_manifest(tmp_path, "k"))

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cuzk.cli.bench_single import register as _register_single
+from cuzk.cli.output import add_backend_option, nonnegative_int, positive_int, require_subcommand
 
 STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
 
@@ -27,19 +28,14 @@ STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
 def _register_synth(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("synth", help="synthesis-only microbenchmark: witness program + A.w, B.w, C.w")
     p.add_argument("--circuit", required=True, help="a registered circuit (see `cuzk circuits`)")
-    p.add_argument("--iterations", type=_positive, default=5, help="timed runs after one warm-up (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="instance seed")
-    p.add_argument("--backend", default="cpu", help="backend for the sparse products (cpu | cuda | auto)")
+    p.add_argument(
+        "--iterations", type=positive_int, default=5, help="timed runs after one warm-up (default 5)"
+    )
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="instance seed")
+    add_backend_option(p)
     p.add_argument("--profile", action="store_true", help="add a cProfile summary of the top functions")
     p.add_argument("--no-cache", action="store_true", help="record the topology instead of using the cache")
     p.set_defaults(func=run_synth)
-
-
-def _positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 #: name -> function adding that sub-command's parser to `cuzk bench`'s sub-parsers.
@@ -54,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bench_sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     for reg in SUBCOMMANDS.values():
         reg(bench_sub)
-    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+    require_subcommand(p)
 
 
 def synth_once(c: Any, topo: Any, inst: Any, backend: Any, tl: Any) -> None:

@@ -15,18 +15,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cuzk.cli.output import add_backend_option
+from cuzk.cli.output import add_backend_option, check_output_paths, input_dir, output_file, positive_int
+from cuzk.errors import UsageError
+from cuzk.paths import write_atomic
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("single", help="prove one circuit N times with parameters loaded: per-phase medians")
     p.add_argument("--circuit", default="porep-tiny", help="a registered circuit (default porep-tiny)")
-    p.add_argument("--runs", type=int, default=3, help="timed proofs after the warm-up (default 3)")
-    p.add_argument("--batch", type=int, default=1, help="circuits per proof pass (default 1)")
-    p.add_argument("--params", type=Path, help="a `cuzk setup` directory (default: the cache)")
+    p.add_argument("--runs", type=positive_int, default=3, help="timed proofs after the warm-up (default 3)")
+    p.add_argument("--batch", type=positive_int, default=1, help="circuits per proof pass (default 1)")
+    p.add_argument("--params", type=input_dir, help="a `cuzk setup` directory (default: the cache)")
     add_backend_option(p)
     p.add_argument("--g2-on-cpu", action="store_true", help="the G2 MSM on the CPU backend")
-    p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument("--json", type=output_file, help="also write the figures here")
     p.set_defaults(func=cmd_single)
 
 
@@ -47,7 +49,7 @@ def run_single(
     from cuzk.instrument import Timeline
 
     if runs < 1 or batch < 1:
-        raise ValueError("--runs and --batch must be at least 1")
+        raise UsageError("--runs and --batch must be at least 1")
     say = say or (lambda _m: None)
     circuit = get_circuit(circuit_name)
     backend = get_backend(backend_name)
@@ -94,8 +96,9 @@ def run_single(
 def cmd_single(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from cuzk.cli.output import console, progress_printer
+    from cuzk.cli.output import compile_seconds, console, progress_printer
 
+    check_output_paths(args.json)
     res = run_single(
         args.circuit,
         runs=args.runs,
@@ -119,8 +122,17 @@ def cmd_single(args: argparse.Namespace) -> int:
     con.print(table)
     con.print(
         f"topology {res['topology_s']:.2f} s, parameters {res['params_s']:.2f} s, "
-        f"warm-up proof {res['warmup_s']:.2f} s; every proof verified"
+        f"warm-up proof {res['warmup_s']:.2f} s"
+        + (
+            f"; {compile_seconds():.1f} s of these compiling CPU kernels (once)"
+            if compile_seconds() >= 0.05
+            else ""
+        )
+        + "; every proof verified"
     )
     if args.json:
-        args.json.write_text(json.dumps(res, indent=2) + "\n")
+        try:
+            write_atomic(args.json, json.dumps(res, indent=2) + "\n")
+        except OSError as exc:
+            raise UsageError(f"{args.json}: cannot write: {exc.strerror or exc}") from exc
     return 0

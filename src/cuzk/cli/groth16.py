@@ -12,29 +12,33 @@ import argparse
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from cuzk.cli.output import (
     add_backend_option,
+    check_output_dir,
     check_output_paths,
     err_console,
+    input_file,
+    output_dir,
+    output_file,
     phase_table,
     progress_printer,
+    require_subcommand,
 )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("groth16", help="circom/snarkjs Groth16: prove, verify, export-vk, setup")
     cmds = g.add_subparsers(dest="groth16_command", metavar="COMMAND")
-    g.set_defaults(func=lambda _args: g.print_help() or 2)
+    require_subcommand(g)
 
     p = cmds.add_parser(
         "prove", help="prove with a snarkjs .zkey and a circom .wtns (like `snarkjs groth16 prove`)"
     )
-    p.add_argument("zkey", type=Path, help="snarkjs Groth16 proving key (.zkey)")
-    p.add_argument("witness", type=Path, help="circom witness (.wtns)")
-    p.add_argument("proof", type=Path, help="where to write proof.json")
-    p.add_argument("public", type=Path, help="where to write public.json")
+    p.add_argument("zkey", type=input_file, help="snarkjs Groth16 proving key (.zkey)")
+    p.add_argument("witness", type=input_file, help="circom witness (.wtns)")
+    p.add_argument("proof", type=output_file, help="where to write proof.json")
+    p.add_argument("public", type=output_file, help="where to write public.json")
     p.add_argument(
         "--g2-on-cpu", action="store_true", help="run the B MSM on G2 on the CPU (finalize off the GPU)"
     )
@@ -44,37 +48,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_prove)
 
     p = cmds.add_parser("verify", help="verify a snarkjs proof: exit 0 valid, 1 invalid, 2 bad input")
-    p.add_argument("vk", type=Path, help="verification_key.json")
-    p.add_argument("public", type=Path, help="public.json")
-    p.add_argument("proof", type=Path, help="proof.json")
+    p.add_argument("vk", type=input_file, help="verification_key.json")
+    p.add_argument("public", type=input_file, help="public.json")
+    p.add_argument("proof", type=input_file, help="proof.json")
     p.set_defaults(func=cmd_verify)
 
     p = cmds.add_parser("export-vk", help="write the verification_key.json of a .zkey")
-    p.add_argument("zkey", type=Path)
-    p.add_argument("vk", type=Path, help="where to write verification_key.json")
+    p.add_argument("zkey", type=input_file, help="snarkjs Groth16 proving key (.zkey)")
+    p.add_argument("vk", type=output_file, help="where to write verification_key.json")
     p.set_defaults(func=cmd_export_vk)
 
     p = cmds.add_parser(
         "setup", help="make a development .zkey from fresh random toxic waste (NOT a trusted ceremony)"
     )
-    p.add_argument("r1cs", type=Path, help="circom constraint system (.r1cs, compiled with --prime bls12381)")
-    p.add_argument("zkey", type=Path, help="where to write the .zkey")
+    p.add_argument(
+        "r1cs", type=input_file, help="circom constraint system (.r1cs, compiled with --prime bls12381)"
+    )
+    p.add_argument("zkey", type=output_file, help="where to write the .zkey")
     p.add_argument("--timing", action="store_true", help="print the time of each phase")
     add_backend_option(p)
     p.set_defaults(func=cmd_setup)
 
     e = sub.add_parser("export", help="export native keys and proofs to other tools' formats")
     targets = e.add_subparsers(dest="export_target", metavar="TARGET")
-    e.set_defaults(func=lambda _args: e.print_help() or 2)
+    require_subcommand(e)
     p = targets.add_parser(
         "snarkjs", help="a native .vk (and proofs) as verification_key.json, proof.json, public.json"
     )
-    p.add_argument("vk", type=Path, help="a native (bellperson-format) .vk file")
-    p.add_argument("out", type=Path, help="directory for the JSON files")
+    p.add_argument("vk", type=input_file, help="a native (bellperson-format) .vk file")
+    p.add_argument("out", type=output_dir, help="directory for the JSON files (created if absent)")
     p.add_argument(
-        "--proof", type=Path, help="native proof bytes (192 per proof, e.g. from `cuzk prove --out`)"
+        "--proof", type=input_file, help="native proof bytes (192 per proof, e.g. from `cuzk prove --out`)"
     )
-    p.add_argument("--public", type=Path, help="their public inputs (`cuzk prove --public-out`)")
+    p.add_argument("--public", type=input_file, help="their public inputs (`cuzk prove --public-out`)")
     p.set_defaults(func=cmd_export_snarkjs)
 
 
@@ -112,7 +118,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
     g2_backend = get_backend("cpu") if args.g2_on_cpu else backend
     tl = Timeline("groth16-prove")
     with tl.span("load_key"), _loud_warnings():
-        pk = load_proving_key(read_zkey(args.zkey), backend, g2_backend=g2_backend)
+        zk = read_zkey(args.zkey)
+        zk.validate_points()  # a corrupted query point is a format error, not a bad proof later
+        pk = load_proving_key(zk, backend, g2_backend=g2_backend)
     if args.no_check:  # snarkjs's behaviour, asked for: the phases without the final verification
         pending = prover.start(prover.synthesize(pk, [args.witness], timeline=tl), pk)
         (proof,), (public,) = prover.finalize(pending, pk), prover.public_inputs(pending)
@@ -149,6 +157,7 @@ def cmd_export_vk(args: argparse.Namespace) -> int:
     from cuzk.interop import snarkjs_json
     from cuzk.interop.zkey import read_zkey, warn_if_unbound
 
+    check_output_paths(args.vk)
     zk = read_zkey(args.zkey)
     with _loud_warnings():
         warn_if_unbound(zk.ic, str(args.zkey))
@@ -191,6 +200,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
 def cmd_export_snarkjs(args: argparse.Namespace) -> int:
     from cuzk.interop.export import export_native_files
 
+    check_output_dir(args.out)
     for path in export_native_files(args.vk, args.out, args.proof, args.public):
         print(path)
     return 0

@@ -5,14 +5,18 @@ sets `func` (a callable taking the parsed args and returning an exit code).
 Exit codes: 0 success, 1 a negative result (an invalid proof), 2 usage or
 input errors (argparse's convention: also malformed files, unknown circuits,
 a backend this machine lacks), 3 other cuzk errors (an unsatisfied witness,
-a degenerate setup, a device failure).
+a degenerate setup, a device failure), 70 an internal error (an exception that
+is not a cuzk error: a bug; `--debug` or CUZK_DEBUG=1 prints its traceback),
+130 interrupted. The mapping from error class to code is `cuzk.errors.exit_code`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 
 from cuzk import __version__
 
@@ -25,34 +29,60 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cuzk.cli.timeline",
     "cuzk.cli.daemon",
     "cuzk.cli.client",
+    "cuzk.cli.cache",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cuzk", description="Groth16 proving engine for BLS12-381")
     parser.add_argument("--version", action="version", version=f"cuzk {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of an error (also CUZK_DEBUG=1)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
 
+#: Exit code of an exception that is not a CuzkError (BSD sysexits' EX_SOFTWARE: a bug in cuzk).
+INTERNAL_ERROR_EXIT = 70
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every error ends as one line on stderr and an exit code, never a traceback."""
     from cuzk.errors import CuzkError, exit_code
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = args.debug or os.environ.get("CUZK_DEBUG") == "1"
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from cuzk.cli.output import watch_kernel_compilation
+
     try:
-        return int(args.func(args) or 0)
+        with watch_kernel_compilation():
+            return int(args.func(args) or 0)
     except CuzkError as exc:
-        print(f"cuzk: error: {exc}", file=sys.stderr)
+        _report(debug, f"cuzk: error: {exc}")
         return exit_code(exc)
     except KeyboardInterrupt:
-        print("cuzk: interrupted", file=sys.stderr)
+        _report(debug, "cuzk: interrupted")
         return 130
+    except Exception as exc:
+        _report(
+            debug,
+            f"cuzk: internal error: {type(exc).__name__}: {exc}"
+            + ("" if debug else " (a bug in cuzk; --debug or CUZK_DEBUG=1 shows the traceback)"),
+        )
+        return INTERNAL_ERROR_EXIT
+
+
+def _report(debug: bool, line: str) -> None:
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    print(line.replace("\n", " "), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,23 @@
-"""Shared terminal output: one rich console on stderr-friendly defaults, phase tables, progress."""
+"""Shared terminal output and argument types: one rich console, phase tables, progress, kernel
+compilation notices, and the typed path and number options every command uses.
+
+Path options say their role by their type (`input_file`, `input_dir`, `output_file`,
+`output_dir`) and counts by theirs (`positive_int`, `nonnegative_int`), so a bad value is
+refused before any work and the CLI's bad-argument test knows what to feed each option.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -16,15 +25,30 @@ from rich.table import Table
 from cuzk.errors import UsageError
 from cuzk.instrument import Timeline
 
+#: Tables are laid out at least this wide: in a narrower terminal they overflow the line
+#: instead of wrapping every cell into a column of fragments.
+MIN_WIDTH = 100
+
+
+def _console(min_width: int = MIN_WIDTH, **kwargs: Any) -> Console:
+    con = Console(highlight=False, **kwargs)
+    con.width = max(min_width, con.width)
+    return con
+
+
+def wide_console(min_width: int) -> Console:
+    """A stdout console at least `min_width` columns wide, for tables with many columns."""
+    return _console(min_width)
+
 
 @cache
 def console() -> Console:
-    return Console(highlight=False)
+    return _console()
 
 
 @cache
 def err_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    return _console(stderr=True)
 
 
 def phase_table(tl: Timeline, title: str) -> Table:
@@ -64,10 +88,25 @@ def check_output_paths(*paths: Path | None) -> None:
         if path.is_dir():
             raise UsageError(f"{path}: is a directory; give a file name")
         parent = path.parent
+        if parent.exists() and not parent.is_dir():
+            raise UsageError(f"{path}: {parent} is a file, not a folder")
         if not parent.is_dir():
             raise UsageError(f"{path}: the folder {parent} does not exist")
         if not os.access(parent, os.W_OK):
             raise UsageError(f"{path}: the folder {parent} is not writable")
+
+
+def check_output_dir(path: Path) -> None:
+    """Refuse an output folder that cannot be made or written, before the work that fills it."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path}: is a file; give a folder (it is created if absent)")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"{path}: {existing} is not writable (read-only place or no permission)")
 
 
 def add_backend_option(p: argparse.ArgumentParser) -> None:
@@ -78,3 +117,138 @@ def add_backend_option(p: argparse.ArgumentParser) -> None:
         default=None,
         help="compute backend (default: CUZK_BACKEND, else cuda when a GPU is present, else cpu)",
     )
+
+
+def require_subcommand(p: argparse.ArgumentParser) -> None:
+    """A command group run without its sub-command: argparse's usage error (stderr, exit 2)."""
+    p.set_defaults(func=lambda _args: p.error("a sub-command is required (see --help)"))
+
+
+# --- argument types: the role of each path, the range of each count -------------------------
+def input_file(text: str) -> Path:
+    """A file the command reads (checked when read: missing or malformed is a clean error)."""
+    return Path(text)
+
+
+def input_dir(text: str) -> Path:
+    """A folder the command reads (e.g. parameters made by `cuzk setup`)."""
+    return Path(text)
+
+
+def output_file(text: str) -> Path:
+    """A file the command writes (checked with `check_output_paths` before any work)."""
+    return Path(text)
+
+
+def output_dir(text: str) -> Path:
+    """A folder the command writes into, created if absent (checked with `check_output_dir`)."""
+    return Path(text)
+
+
+def _int(text: str, least: int) -> int:
+    try:
+        n = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {n}")
+    return n
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1 (runs, iterations, batch size)."""
+    return _int(text, 1)
+
+
+def nonnegative_int(text: str) -> int:
+    """A number of at least 0 (seeds)."""
+    return _int(text, 0)
+
+
+PATH_TYPES = (input_file, input_dir, output_file, output_dir)
+INT_TYPES = (positive_int, nonnegative_int)
+
+
+# --- numba compilation notices ----------------------------------------------------------------
+class KernelCompileWatch:
+    """Says when numba compiles (not loads from its cache) a kernel, and adds up the time spent.
+
+    Listens to numba's "numba:compile" events, which fire only on a cache miss; nested
+    compilations (a kernel compiling the kernels it calls) count once, in their outermost event.
+    """
+
+    NOTICE = "compiling CPU kernels, once: about 2 minutes (numba caches them on disk)"
+    EVERY_S = 5.0  # at most one progress line per this many seconds
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self.seconds = 0.0
+        self.kernels = 0
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._noticed = False
+        self._last = time.perf_counter()
+        self._scope: Any = None
+
+    def on_start(self, event: Any) -> None:
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        if depth == 0:
+            self._local.t0 = time.perf_counter()
+            with self._lock:
+                first, self._noticed = not self._noticed, True
+            if first:
+                self.say(self.NOTICE)
+
+    def on_end(self, event: Any) -> None:
+        self._local.depth -= 1
+        if self._local.depth == 0:
+            dt = time.perf_counter() - self._local.t0
+            now = time.perf_counter()
+            with self._lock:
+                self.seconds += dt
+                self.kernels += 1
+                n, total = self.kernels, self.seconds
+                due = now - self._last >= self.EVERY_S
+                if due:
+                    self._last = now
+            if due:
+                func = getattr((event.data or {}).get("dispatcher"), "py_func", None)
+                name = getattr(func, "__qualname__", "a kernel")
+                self.say(f"  ... compiled {n} kernels in {total:.0f} s (latest: {name})")
+
+    def __enter__(self) -> KernelCompileWatch:
+        from numba.core import event
+
+        watch = self
+
+        class _Listener(event.Listener):  # numba accepts only its own Listener subclasses
+            def on_start(self, ev: Any) -> None:
+                watch.on_start(ev)
+
+            def on_end(self, ev: Any) -> None:
+                watch.on_end(ev)
+
+        self._scope = event.install_listener("numba:compile", _Listener())
+        self._scope.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._scope.__exit__(kind, exc, tb)
+
+
+_WATCH: KernelCompileWatch | None = None
+
+
+def compile_seconds() -> float:
+    """Seconds numba has spent compiling kernels in this command so far (0 when none)."""
+    return _WATCH.seconds if _WATCH is not None else 0.0
+
+
+def watch_kernel_compilation() -> KernelCompileWatch:
+    """A fresh watch for one command (`cuzk.cli.main` enters it around the command)."""
+    global _WATCH
+    _WATCH = KernelCompileWatch(progress_printer())
+    return _WATCH

@@ -22,7 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.cli.output import add_backend_option, console, err_console, progress_printer
+from cuzk.cli.output import (
+    add_backend_option,
+    console,
+    err_console,
+    nonnegative_int,
+    positive_int,
+    progress_printer,
+)
 
 DEFAULT_SIZE = 2048
 #: Kernel modules whose numba cache files tell whether a first run will compile.
@@ -41,11 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_backend_option(p)
     p.add_argument(
         "--size",
-        type=int,
+        type=positive_int,
         default=DEFAULT_SIZE,
         help=f"elements per check (default {DEFAULT_SIZE}); the NTT uses the power of two >= 8x this",
     )
-    p.add_argument("--seed", type=int, default=None, help="seed the random data (default: fresh each run)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=None, help="seed the random data (default: fresh each run)"
+    )
     p.set_defaults(func=cmd_selftest)
 
 

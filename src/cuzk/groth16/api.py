@@ -14,7 +14,7 @@ from cuzk.groth16.prover import ProveResult, prove
 from cuzk.groth16.qap import ConstraintMatrices
 from cuzk.groth16.setup import generate_parameters
 from cuzk.instrument import Timeline
-from cuzk.paths import cache_dir
+from cuzk.paths import cache_dir, locked
 
 __all__ = ["ProveResult", "load_or_create_parameters", "params_dir_for", "prove"]
 
@@ -37,28 +37,38 @@ def load_or_create_parameters(
     """Parameters from DIR (default: the user cache), generating and saving them once if absent.
 
     Cached files are ours, so they load unchecked by default but always against
-    the manifest's sha256; a manifest for another topology is an error.
+    the manifest's sha256; a manifest for another topology is an error. Generation
+    into the cache holds a file lock beside the folder, so concurrent processes
+    make one key and all load it (none proves against a key that was replaced).
     """
-    dirpath = Path(directory) if directory is not None else params_dir_for(name, topology_hash)
     say = progress or (lambda _m: None)
-    manifest_path = dirpath / f"{name}.json"
-    if not manifest_path.exists():
-        if directory is not None:
+    if directory is not None:
+        dirpath = Path(directory)
+        if not (dirpath / f"{name}.json").exists():
             raise ParamsError(f"no parameters for {name} in {dirpath} (run `cuzk setup --circuit {name}`)")
-        say(f"generating parameters for {name} (once; cached in {dirpath})")
-        params = generate_parameters(cs, backend, timeline=timeline, progress=say)
-        params_io.save(params, dirpath, name, meta=_meta(cs, topology_hash))
-        return dirpath, params
+    else:
+        dirpath = params_dir_for(name, topology_hash)
+        with locked(dirpath.with_name(f".{dirpath.name}.lock")):
+            if not (dirpath / f"{name}.json").exists():
+                say(f"generating parameters for {name} (once; cached in {dirpath})")
+                params = generate_parameters(cs, backend, timeline=timeline, progress=say)
+                params_io.save(params, dirpath, name, meta=_meta(cs, topology_hash))
+    return dirpath, _load_checked_set(dirpath, name, topology_hash, checked, say)
+
+
+def _load_checked_set(
+    dirpath: Path, name: str, topology_hash: str, checked: bool, say: Callable[[str], None]
+) -> Parameters:
+    """The parameters of DIR/NAME.json, after checking its topology and every file's sha256."""
     manifest = params_io.read_manifest(dirpath, name)
     if manifest.get("topology_hash") != topology_hash:
         raise ParamsError(
-            f"{manifest_path} was made for topology {str(manifest.get('topology_hash'))[:16]}, "
+            f"{dirpath / f'{name}.json'} was made for topology {str(manifest.get('topology_hash'))[:16]}, "
             f"not this circuit's {topology_hash[:16]}"
         )
     params_io.verify_files(dirpath, manifest)
     say(f"loading parameters from {dirpath}")
-    params = params_io.ParamsFile(dirpath / f"{name}.params", checked=checked).parameters()
-    return dirpath, params
+    return params_io.ParamsFile(dirpath / f"{name}.params", checked=checked).parameters()
 
 
 def _meta(cs: ConstraintMatrices, topology_hash: str) -> dict:

@@ -19,10 +19,14 @@ import hashlib
 import json
 import mmap
 import os
+import signal
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -30,7 +34,7 @@ from cuzk import __version__
 from cuzk.algebra import encoding
 from cuzk.errors import EncodingError, ParamsError
 from cuzk.groth16.keys import Parameters, VerifyingKey
-from cuzk.paths import open_atomic, write_atomic
+from cuzk.paths import clean_stale_temporaries, open_atomic, temp_name, write_atomic
 
 G1_BYTES, G2_BYTES = 96, 192
 VK_FIXED = [
@@ -178,19 +182,26 @@ def vk_to_bytes(vk: VerifyingKey) -> bytes:
     return b"".join(vk_chunks(vk))
 
 
+def _params_chunks(params: Parameters) -> Iterable[bytes]:
+    yield from vk_chunks(params.vk)
+    for name, _ in QUERIES:
+        pts = getattr(params, name)
+        yield _count(pts)
+        yield _encode(pts)
+
+
+def _write_chunks(fh: BinaryIO, chunks: Iterable[bytes]) -> str:
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        fh.write(chunk)
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
 def write_params(params: Parameters, path: str | os.PathLike) -> str:
     """Write a .params file; returns its sha256 hex digest."""
-    digest = hashlib.sha256()
     with open_atomic(path) as fh:
-        for chunk in vk_chunks(params.vk):
-            fh.write(chunk)
-            digest.update(chunk)
-        for name, _ in QUERIES:
-            pts = getattr(params, name)
-            for chunk in (_count(pts), _encode(pts)):
-                fh.write(chunk)
-                digest.update(chunk)
-    return digest.hexdigest()
+        return _write_chunks(fh, _params_chunks(params))
 
 
 def write_vk(vk: VerifyingKey, path: str | os.PathLike) -> str:
@@ -211,27 +222,74 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 
 def save(params: Parameters, directory: str | os.PathLike, name: str, meta: dict) -> Path:
-    """Write DIR/NAME.params, DIR/NAME.vk and DIR/NAME.json; returns the manifest path."""
+    """Write DIR/NAME.params, DIR/NAME.vk and DIR/NAME.json as one set; returns the manifest path.
+
+    All three are written in full under hidden names first, then renamed into place with the
+    manifest last, SIGINT and SIGTERM held back for those three renames: an error or an
+    interrupt while writing leaves the old set as it was, and a reader that checks the
+    manifest's sha256 (`verify_files`) never accepts a mixed set, even after a SIGKILL.
+    """
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for suffix, writer, obj in ((".params", write_params, params), (".vk", write_vk, params.vk)):
-        target = out / f"{name}{suffix}"
-        files[target.name] = {"sha256": writer(obj, target), "bytes": target.stat().st_size}
-    manifest = {
-        "format": MANIFEST_FORMAT,
-        "version": MANIFEST_VERSION,
-        "circuit": name,
-        **meta,
-        "sizes": {q: int(getattr(params, q).shape[0]) for q, _ in QUERIES} | {"ic": params.vk.num_inputs},
-        "files": files,
-        "setup": "local random toxic waste from the OS CSPRNG; a test setup, not a ceremony",
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "cuzk_version": __version__,
-    }
-    path = out / f"{name}.json"
-    write_atomic(path, json.dumps(manifest, indent=2) + "\n")
+    staged: list[tuple[Path, Path]] = []
+    try:
+        files = {}
+        for suffix, chunks in ((".params", _params_chunks(params)), (".vk", vk_chunks(params.vk))):
+            target = out / f"{name}{suffix}"
+            sha, size = _stage(target, chunks, staged)
+            files[target.name] = {"sha256": sha, "bytes": size}
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "version": MANIFEST_VERSION,
+            "circuit": name,
+            **meta,
+            "sizes": {q: int(getattr(params, q).shape[0]) for q, _ in QUERIES} | {"ic": params.vk.num_inputs},
+            "files": files,
+            "setup": "local random toxic waste from the OS CSPRNG; a test setup, not a ceremony",
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "cuzk_version": __version__,
+        }
+        path = out / f"{name}.json"
+        _stage(path, [(json.dumps(manifest, indent=2) + "\n").encode()], staged)
+        with _interrupts_held():
+            for tmp, target in staged:
+                os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _stage(target: Path, chunks: Iterable[bytes], staged: list[tuple[Path, Path]]) -> tuple[str, int]:
+    """Write `chunks` to a durable hidden sibling of `target`, recorded in `staged`; (sha256, size)."""
+    clean_stale_temporaries(target)
+    tmp = temp_name(target)
+    staged.append((tmp, target))
+    with open(tmp, "wb") as fh:
+        sha = _write_chunks(fh, chunks)
+        fh.flush()
+        os.fsync(fh.fileno())
+        size = fh.tell()
+    return sha, size
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Defer SIGINT and SIGTERM over a few renames, then deliver them (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    old = {sig: signal.signal(sig, lambda signum, _frame: caught.append(signum)) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for signum in caught:
+            signal.raise_signal(signum)
 
 
 def read_manifest(directory: str | os.PathLike, name: str) -> dict:
@@ -244,14 +302,21 @@ def read_manifest(directory: str | os.PathLike, name: str) -> dict:
         ) from None
     except (OSError, ValueError) as exc:
         raise ParamsError(f"unreadable manifest {path}: {exc}") from exc
-    if manifest.get("format") != MANIFEST_FORMAT or manifest.get("version") != MANIFEST_VERSION:
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != MANIFEST_FORMAT
+        or manifest.get("version") != MANIFEST_VERSION
+    ):
         raise ParamsError(f"{path} is not a version-{MANIFEST_VERSION} {MANIFEST_FORMAT} manifest")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
+        raise ParamsError(f"{path}: 'files' must map each file name to its sha256 and size")
     return manifest
 
 
 def verify_files(directory: str | os.PathLike, manifest: dict) -> None:
     """Raise ParamsError when a file's sha256 or size differs from the manifest."""
-    for fname, info in manifest.get("files", {}).items():
+    for fname, info in manifest["files"].items():
         path = Path(directory) / fname
         if not path.exists():
             raise ParamsError(f"{path} is listed in the manifest but missing")

@@ -20,11 +20,19 @@ from cuzk.interop import snarkjs_json
 
 
 def read_native_public(path: str | os.PathLike[str], count: int) -> list[list[int]]:
-    """`cuzk prove --public-out` files: one list of decimal strings, or a list of them (k proofs)."""
+    """`cuzk prove --public-out` files: one list of decimal strings, or a list of them (k proofs).
+
+    Strict, as the README documents: each value a string of decimal digits only (no JSON number,
+    sign, space, underscore or hex, all of which int() or snarkjs would take).
+    """
     data = snarkjs_json.read_json(path)
     lists = data if isinstance(data, list) and data and isinstance(data[0], list) else [data]
     if not isinstance(data, list) or len(lists) != count:
         raise FormatError(f"{path}: expected public inputs for {count} proof(s)")
+    for i, values in enumerate(lists):
+        for j, v in enumerate(values if isinstance(values, list) else []):
+            if not (isinstance(v, str) and v.isascii() and v.isdigit()):
+                raise FormatError(f'{path}[{i}][{j}]: {v!r:.40} is not a decimal string such as "12"')
     return [snarkjs_json.public_from_json(x, f"{path}[{i}]") for i, x in enumerate(lists)]
 
 
