@@ -111,31 +111,26 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from cuzk.backends import get_backend
-    from cuzk.circuits import get_circuit
-    from cuzk.groth16 import load_or_create_parameters, make_resident, prove
+    from cuzk.engine import LocalProver, ProofRequest
     from cuzk.instrument import Timeline
 
     check_output_paths(args.out, args.public_out, args.vk_out)
-    circuit = get_circuit(args.circuit)
+    request = ProofRequest(
+        circuit=args.circuit, seed=args.seed, partitions=args.batch, params_dir=args.params
+    )
     backend = get_backend(args.backend)
-    say = progress_printer()
-    tl = Timeline("prove")
-    with tl.span("topology"):
-        topo = circuit.topology()
-    with tl.span("load_params"):
-        params_dir, params = load_or_create_parameters(
-            circuit.name, topo, topo.hash, backend, directory=args.params, checked=args.checked, progress=say
-        )
     g2_backend = get_backend("cpu") if args.g2_on_cpu else backend
-    with tl.span("make_resident"):
-        srs = make_resident(params, topo, backend, g2_backend=g2_backend)
-    with tl.span("witness", circuits=args.batch):
-        witnesses = [circuit.witness(circuit.random_instance(seed=args.seed + j)) for j in range(args.batch)]
+    local = LocalProver(backend, g2_backend=g2_backend, checked=args.checked, progress=progress_printer())
+    tl = Timeline("prove")
+    local.resident(request, timeline=tl)  # topology, load_params, make_resident: once per process
     t0, c0 = time.perf_counter(), compile_seconds()
-    result = prove(topo, witnesses, srs, timeline=tl)
+    result = local.prove(request, timeline=tl)
     elapsed, compiling = time.perf_counter() - t0, compile_seconds() - c0
+    params_dir = local.params_dir(request)
+    assert params_dir is not None  # a registry circuit always has a parameter folder
+    circuit_name = request.key_name
     pub = result.public_inputs[0] if args.batch == 1 else result.public_inputs
-    vk_path = params_dir / f"{circuit.name}.vk"
+    vk_path = params_dir / f"{circuit_name}.vk"
     outputs: list[tuple[Path | None, bytes | str]] = [
         (args.out, result.proof_bytes()),
         (args.public_out, json.dumps(_decimal(pub)) + "\n"),
@@ -149,7 +144,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
     con = console()
-    con.print(phase_table(tl, title=f"prove {circuit.name} x{args.batch} on {backend.name}"))
+    con.print(phase_table(tl, title=f"prove {circuit_name} x{args.batch} on {backend.name}"))
     timing = f"prove {elapsed - compiling:.3f} s" + (
         f" (plus {compiling:.1f} s compiling CPU kernels, once)" if compiling >= 0.05 else ""
     )

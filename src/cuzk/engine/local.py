@@ -40,6 +40,7 @@ from cuzk.instrument import Timeline
 class _Resident:
     key: ProvingKey
     circuit: Any  # the registry Circuit whose witnesses this key proves; None for a zkey
+    params_dir: Path | None = None  # where the parameters (and their .vk) are; None for a zkey
 
 
 def _seeded_witness(circuit: Any, seed: int) -> Any:
@@ -89,6 +90,10 @@ class LocalProver:
                         free(b)
         return len(gone)
 
+    def params_dir(self, request: ProofRequest) -> Path | None:
+        """The folder holding the request's parameters and .vk (loading them if needed); None for a zkey."""
+        return self._entry(request, Timeline()).params_dir
+
     @property
     def resident_keys(self) -> list[str]:
         return [name for name, _ in self._resident]
@@ -110,7 +115,7 @@ class LocalProver:
         with tl.span("topology"):
             topo = circuit.topology()
         with tl.span("load_params"):
-            _, params = load_or_create_parameters(
+            params_dir, params = load_or_create_parameters(
                 circuit.name,
                 topo,
                 topo.hash,
@@ -122,7 +127,7 @@ class LocalProver:
             )
         with tl.span("make_resident"):
             key = make_resident(params, topo, self.backend, g2_backend=self.g2_backend)
-        return _Resident(key, circuit)
+        return _Resident(key, circuit, params_dir)
 
     def _load_zkey(self, request: ProofRequest, tl: Timeline) -> _Resident:
         from cuzk.interop.prover import load_proving_key
