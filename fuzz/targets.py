@@ -72,7 +72,7 @@ def _bellperson() -> tuple[bytes, bytes, bytes, bytes, bytes]:
     params = generate_parameters(cs, be)
     path = SCRATCH.dir / "seed.params"
     write_params(params, path)
-    result = prove(cs, [w], make_resident(params, cs, be))
+    result = prove(make_resident(params, cs, be), [w])
     public = json.dumps([str(x) for x in result.public_inputs[0]]).encode()
     manifest = save(params, SET_DIR, "toy", meta={"topology_hash": "00" * 32}).read_bytes()
     return path.read_bytes(), vk_to_bytes(params.vk), result.proof_bytes(), public, manifest

@@ -133,10 +133,10 @@ def test_groth16_proof_through_the_cuda_backend_verifies(be):
     topo = circuit.topology()
     srs = make_resident(generate_parameters(topo, be), topo, be)
     inst = circuit.random_instance(seed=4)
-    res = prove(topo, [circuit.witness(inst)], srs)
+    res = prove(srs, [circuit.witness(inst)])
     proof, public = res.proofs[0], res.public_inputs[0]
     assert verify(srs.vk, public, proof)
     tampered = Proof(a=proof.a, b=proof.b, c=G1.neg(proof.c))
     assert not verify(srs.vk, public, tampered)
     with pytest.raises(UnsatisfiedError):
-        prove(topo, [circuit.witness(circuit.corrupt(inst))], srs)
+        prove(srs, [circuit.witness(circuit.corrupt(inst))])

@@ -14,7 +14,6 @@ from cuzk.errors import (
     NonCanonicalError,
     ProofError,
     UnsatisfiedError,
-    UsageError,
 )
 from cuzk.groth16 import (
     Proof,
@@ -187,9 +186,3 @@ def test_bad_witness_in_a_batch_is_named(cubic_setup):
     with pytest.raises(UnsatisfiedError, match=r"witness 1: constraint 1 \(cubic/x_cubed\)"):
         prove(srs, [w, witness([35], [3, 9, 28])])
 
-
-def test_the_older_call_with_matrices_still_works(cubic_setup, random_setup):
-    cs, w, _, srs = cubic_setup
-    assert verify(srs.vk, [35], prove(cs, [w], srs).proofs[0])
-    with pytest.raises(UsageError, match="another constraint system"):
-        prove(random_setup[0], [w], srs)

@@ -34,7 +34,7 @@ from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1, G2
 from cuzk.algebra.fields import FR
 from cuzk.backends.base import Backend, Bases, CsrMatrix
-from cuzk.errors import CircuitError, ParamsError, ProofError, UnsatisfiedError, UsageError
+from cuzk.errors import CircuitError, ParamsError, ProofError, UnsatisfiedError
 from cuzk.groth16.conventions import QapConvention, QueryScalars
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof, proofs_to_bytes
@@ -262,9 +262,8 @@ def public_inputs(pending: Pending) -> list[list[int]]:
 
 
 def prove(
-    key: ProvingKey | Any,
+    key: ProvingKey,
     witnesses: Sequence[WitnessSource],
-    srs: ProvingKey | None = None,
     *,
     synthesis_backend: Backend | None = None,
     timeline: Timeline | None = None,
@@ -275,13 +274,7 @@ def prove(
     One random linear combination checks the whole batch (verify_batch); only when it
     fails are the proofs checked one by one, to name the bad ones in the ProofError. A
     bellperson witness that breaks a constraint raises UnsatisfiedError before any MSM.
-    `prove(cs, witnesses, srs)`, the call from before keys carried their matrices, is
-    still accepted until cli/prove.py and cli/bench_single.py go through LocalProver.
     """
-    if srs is not None:
-        if getattr(srs, "cs", None) is not key:
-            raise UsageError("prove(cs, witnesses, srs): srs was made from another constraint system")
-        key = srs
     tl = timeline or Timeline("prove")
     pending = start(synthesize(key, witnesses, synthesis_backend, timeline=tl), key, windows=windows)
     proofs = finalize(pending, key, windows=windows)
