@@ -146,8 +146,8 @@ def test_never_returns_a_failing_proof(cubic_setup, monkeypatch):
     _, w, _, srs = cubic_setup
     real_finalize = prover_mod.finalize
 
-    def broken(pending, srs_):
-        proofs = real_finalize(pending, srs_)
+    def broken(pending, srs_, **kw):
+        proofs = real_finalize(pending, srs_, **kw)
         return [Proof(a=p.c, b=p.b, c=p.a) for p in proofs]
 
     monkeypatch.setattr(prover_mod, "finalize", broken)
