@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra.curves import G1, G2, Curve
+from cuzk.algebra.fields import fr_mont
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
-from cuzk.backends.cpu.ntt import fr_mont
 from cuzk.backends.cuda import msm as _msm
 from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, parse_budget
 from cuzk.backends.cuda.ntt import CudaNtt
