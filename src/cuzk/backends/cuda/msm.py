@@ -2,9 +2,9 @@
 
 The per-thread steps are in kernels/msm.cuh; this module chooses the window and the chunking,
 allocates the scratch buffers, and runs the steps. The few window sums come back to the host,
-where the shared Horner combination (cuzk.algebra.pippenger) (c doublings per window) finishes the job: that is
-W points and ~255 doublings, microseconds on the host, and it keeps one reference for the digit
-convention. Scalars go up in chunks on the upload stream; chunk k+1 travels while chunk k is
+where the Horner combination shared with the CPU backend (cuzk.algebra.pippenger; c doublings
+per window) finishes the job: that is W points and ~255 doublings, microseconds on the host,
+and it keeps one reference for the digit convention. Scalars go up in chunks on the upload stream; chunk k+1 travels while chunk k is
 bucketed and accumulated (the bucket sums persist across chunks).
 """
 
