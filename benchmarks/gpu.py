@@ -312,7 +312,7 @@ def time_msm(
         row("sum_bases_g1_half", "2^24", t)
     if group == "g1" and not small:
         tune_msm(be, timer, bases)
-    be.release_bases(bases)
+    be.release(bases)
 
 
 def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuzk.algebra import FR
+from cuzk.algebra import FR, domain
 from cuzk.algebra import constants as C
 from cuzk.backends.cpu import CpuBackend
 from cuzk.backends.cpu import ntt as ntt_mod
@@ -108,7 +108,7 @@ def test_bad_sizes_and_roots(cpu: CpuBackend, rng: np.random.Generator) -> None:
     with pytest.raises(ValueError, match="primitive"):
         cpu.ntt(b, C.root_of_unity(2))  # a 4th root is not primitive of order 8
     with pytest.raises(ValueError, match="exceeds"):
-        ntt_mod.log2_exact(1 << 29)
+        domain.log2_exact(1 << 29)
     with pytest.raises(ValueError, match="2-adicity"):
         C.root_of_unity(33)
 
@@ -127,10 +127,10 @@ def test_largest_supported_size_against_closed_form(cpu: CpuBackend) -> None:
 
     About 3 minutes and 16 GiB of memory on the 2-core machine.
     """
-    log_n, g = ntt_mod.MAX_LOG_N, 3
+    log_n, g = domain.MAX_LOG_N, 3
     n = 1 << log_n
     w = C.root_of_unity(log_n)
-    evals = cpu.ntt(ntt_mod.powers(g, n), w)
+    evals = cpu.ntt(domain.powers(g, n), w)
     gn = pow(g, n, C.R)
     for k in (0, 1, 12345, n // 3, n - 1):
         x = g * pow(w, k, C.R) % C.R

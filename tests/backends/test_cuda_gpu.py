@@ -62,3 +62,40 @@ def test_memory_budget(rng):
     small = CudaBackend(memory_budget=1 << 20)
     with pytest.raises(DeviceMemoryError, match="budget"):
         small.load_bases(np.zeros((1 << 14, 2, 6), np.uint64), "g1")
+
+
+def test_device_interface(be, rng):
+    """Identity, resident handles and memory statistics on the device (cf. the CI twin in
+    test_backend_interface.py)."""
+    import interface_checks as IC
+
+    from cuzk.backends.cuda import CudaBackend
+
+    IC.check_identity(be, "cuda", 0)
+    IC.check_resident_lifecycle(be, CudaBackend(), rng, "g1")  # another instance: not its handles
+    IC.check_bases_from_device(be, rng, "g2")
+    info = be.memory_info()
+    assert info["total"] >= info["free"] > 0 and info["used"] >= info["resident"] >= 0
+
+
+def test_second_device_keeps_to_itself(rng):
+    """cuda:1 allocates and computes on GPU 1 and leaves the calling thread's device alone."""
+    import cupy
+
+    from cuzk.backends import get_backend
+
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs two CUDA devices")
+    b0, b1 = get_backend("cuda", device=0), get_backend("cuda", device=1)
+    assert b1 is not b0 and b1.device == 1
+    before = cupy.cuda.runtime.getDevice()
+    K.check_fr_ops(b1, rng, 1 << 12)
+    K.check_ntt(b1, rng, [10, 12])
+    K.check_msm(b1, rng, "g1", 1 << 10)
+    assert cupy.cuda.runtime.getDevice() == before
+    x = b1.fr_add(b1.to_device(np.zeros((8, 4), np.uint64)), b1.to_device(np.zeros((8, 4), np.uint64)))
+    assert x.device.id == 1
+    assert b0.to_device(x).device.id == 0  # a copy onto device 0, not a foreign pointer
+    with b1.activate():
+        assert cupy.cuda.runtime.getDevice() == 1
+    assert b1.memory_info()["total"] > 0

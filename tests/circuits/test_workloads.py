@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 
 from cuzk.algebra.fields import FR
+from cuzk.backends import get_backend
 from cuzk.circuits import get_circuit, list_circuits, names
 from cuzk.errors import UnknownCircuitError, UnsatisfiedError
+
+CPU = get_backend("cpu")
 
 CI = [n for n in names() if n.endswith(("-tiny", "-small"))]
 LARGE = [n for n in names() if n.endswith(("-medium", "-full"))]
@@ -37,15 +40,15 @@ def test_circuit(name):
     topo = c.topology()
     inst = c.random_instance(seed=7)
     wit = c.witness(inst)
-    topo.check(wit)
+    topo.check(wit, CPU)
     assert c.public_inputs(inst) == FR.to_ints(wit.inputs[1:])
     _same(c.direct(inst), topo, wit)
     with pytest.raises(UnsatisfiedError) as err:
-        topo.check(c.witness(c.corrupt(inst, seed=1)))
+        topo.check(c.witness(c.corrupt(inst, seed=1)), CPU)
     assert err.value.constraint == topo.constraint_name(err.value.index)
     # a second instance through the same recording
     other = c.random_instance(seed=8)
-    topo.check(c.witness(other))
+    topo.check(c.witness(other), CPU)
     assert c.public_inputs(other) != c.public_inputs(inst)
 
 
@@ -57,7 +60,7 @@ def test_corruptions_are_always_rejected(name):
     for s in range(4):
         for private in (False, True) if full_rounds else (False,):
             with pytest.raises(UnsatisfiedError):
-                topo.check(c.witness(c.corrupt(inst, seed=s, private=private)))
+                topo.check(c.witness(c.corrupt(inst, seed=s, private=private)), CPU)
 
 
 def test_instances_are_seeded():
@@ -114,6 +117,6 @@ def test_large_circuit(name):
     c = get_circuit(name)
     topo = c.topology()
     inst = c.random_instance(seed=1)
-    topo.check(c.witness(inst))
+    topo.check(c.witness(inst), CPU)
     with pytest.raises(UnsatisfiedError):
-        topo.check(c.witness(c.corrupt(inst)))
+        topo.check(c.witness(c.corrupt(inst)), CPU)

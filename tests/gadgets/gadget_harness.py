@@ -12,8 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.backends import get_backend
 from cuzk.circuits.base import SourceView, ValuesView
 from cuzk.r1cs import ConstraintSystem, Recording
+
+CPU = get_backend("cpu")
 
 
 def same_recordings(a: Recording, b_topo: Any, b_wit: Any) -> None:
@@ -36,7 +39,7 @@ def both(
     cs = ConstraintSystem()
     out = body(cs, ValuesView(arrays))
     direct = cs.finish()
-    direct.topology.check(direct.witness)
+    direct.topology.check(direct.witness, CPU)
     rec_cs = ConstraintSystem(values=False)
     body(rec_cs, SourceView())
     rec = rec_cs.finish(schema)

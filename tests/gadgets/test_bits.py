@@ -11,9 +11,12 @@ import pytest
 from gadget_harness import both
 
 from cuzk.algebra.fields import FR
+from cuzk.backends import get_backend
 from cuzk.errors import UnsatisfiedError
 from cuzk.gadgets.bits import Bits, and_, maj, not_, or_, select, xor
 from cuzk.r1cs import ConstraintSystem, Witness, gadget
+
+CPU = get_backend("cpu")
 
 N = 24
 
@@ -99,9 +102,9 @@ def test_a_non_bit_witness_value_is_rejected():
     with cs.namespace("bits"):
         Bits.alloc(cs, 2, np.array([[1, 0]], dtype=np.uint8))
     rec = cs.finish()
-    rec.topology.check(rec.witness)
+    rec.topology.check(rec.witness, CPU)
     aux = rec.witness.aux.copy()
     aux[1] = FR.from_ints([2])[0]  # 2 is not a bit
     with pytest.raises(UnsatisfiedError, match="bits/boolean") as err:
-        rec.topology.check(Witness(rec.witness.inputs, aux))
+        rec.topology.check(Witness(rec.witness.inputs, aux), CPU)
     assert err.value.index == 1

@@ -15,6 +15,8 @@ from cuzk.backends import get_backend
 from cuzk.errors import CircuitError, UnsatisfiedError
 from cuzk.r1cs import LC, ONE, ConstraintSystem, SourceRef, Witness, gadget
 
+CPU = get_backend("cpu")
+
 
 def _cubic(x: int, out: int | None = None) -> ConstraintSystem:
     """x^3 + x + 5 = out with out public (bellman's classic example)."""
@@ -56,9 +58,9 @@ def test_layout_and_satisfaction():
     w = FR.to_ints(wit.full())
     a, b, c = (_rows_ints(m, w) for m in (t.A, t.B, t.C))
     assert all((x * y - z) % R == 0 for x, y, z in zip(a, b, c, strict=True))
-    ea, eb, ec = (FR.to_ints(v) for v in t.evaluate(wit, get_backend("cpu")))
+    ea, eb, ec = (FR.to_ints(v) for v in t.evaluate(wit, CPU))
     assert (ea, eb, ec) == (a, b, c)
-    t.check(wit)
+    t.check(wit, CPU)
     assert [t.constraint_name(i) for i in range(3)] == ["cube/x*x", "cube/x2*x", "sum/x3 + x + 5 = out"]
     assert t.a_aux_density.all() and t.b_input_density.tolist() == [True, False]
 
@@ -66,7 +68,7 @@ def test_layout_and_satisfaction():
 def test_unsatisfied_names_the_first_failing_constraint():
     rec = _cubic(3, out=36).finish()
     with pytest.raises(UnsatisfiedError) as err:
-        rec.topology.check(rec.witness)
+        rec.topology.check(rec.witness, CPU)
     assert err.value.index == 2 and err.value.constraint == "sum/x3 + x + 5 = out"
     assert "sum/x3 + x + 5 = out" in str(err.value)
 
@@ -75,9 +77,9 @@ def test_check_rejects_a_witness_of_another_shape_and_a_bad_one():
     rec = _cubic(2).finish()
     t = rec.topology
     with pytest.raises(CircuitError, match="aux values"):
-        t.check(Witness(rec.witness.inputs, rec.witness.aux[:2]))
+        t.check(Witness(rec.witness.inputs, rec.witness.aux[:2]), CPU)
     with pytest.raises(UnsatisfiedError, match="ONE"):
-        t.check(Witness(FR.from_ints([2, 15]), rec.witness.aux))
+        t.check(Witness(FR.from_ints([2, 15]), rec.witness.aux), CPU)
 
 
 def test_random_systems_against_int_oracle(rng):
@@ -95,11 +97,11 @@ def test_random_systems_against_int_oracle(rng):
     rec = cs.finish()
     t = rec.topology
     w = FR.to_ints(rec.witness.full())
-    for m, got in zip((t.A, t.B, t.C), t.evaluate(rec.witness), strict=True):
+    for m, got in zip((t.A, t.B, t.C), t.evaluate(rec.witness, CPU), strict=True):
         assert FR.to_ints(got) == _rows_ints(m, w)
         assert not FR.is_zero(m.data).any()  # no stored zero: a column in the matrix is a density bit
     with pytest.raises(UnsatisfiedError, match=r"row 0"):
-        t.check(rec.witness)
+        t.check(rec.witness, CPU)
 
 
 def test_lc_arithmetic():
@@ -163,7 +165,7 @@ def test_stamped_and_inline_calls_match_direct(rng):
     wit = rec.program.run({"x": vals})
     assert rec.topology.hash == direct.topology.hash
     assert np.array_equal(wit.aux, direct.witness.aux)
-    rec.topology.check(wit)
+    rec.topology.check(wit, CPU)
     levels = sorted(g.level for g in rec.program.groups)
     assert levels == [1, 2, 3, 4]
 

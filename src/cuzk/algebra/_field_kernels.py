@@ -122,12 +122,24 @@ def k_batch_inv(F, a, out, chunks):
 
 @njit(cache=True)
 def k_powers(F, base, start, out):
-    """out[i] = start * base^i (sequential; used for coset shifts and twiddles)."""
+    """out[i] = start * base^i (sequential: the chunk starts of Field.powers)."""
     acc = f_load(F, start, 0, 0)
     b = f_load(F, base, 0, 0)
     for i in range(out.shape[0]):
         f_store(F, out, i, 0, acc)
         acc = f_mul(F, acc, b)
+
+
+@njit(parallel=True, cache=True)
+def k_powers_chunked(F, starts, base, out, step):
+    """out[k*step + j] = starts[k] * base^j for j < step, chunk k in parallel."""
+    n = out.shape[0]
+    for k in prange(starts.shape[0]):
+        b = f_load(F, base, 0, 0)  # inside the loop: a tuple captured from outside breaks parfor for Fq
+        acc = f_load(F, starts, k, 0)
+        for j in range(k * step, min(n, (k + 1) * step)):
+            f_store(F, out, j, 0, acc)
+            acc = f_mul(F, acc, b)
 
 
 @njit(parallel=True, cache=True)

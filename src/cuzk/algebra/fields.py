@@ -27,6 +27,15 @@ def int_to_limbs(value: int, n: int) -> np.ndarray:
     return np.frombuffer(value.to_bytes(8 * n, "little"), dtype="<u8").astype(LIMB)
 
 
+def fr_mont(value: int) -> np.ndarray:
+    """One Fr element from an integer (taken mod r), Montgomery form, as a (4,) limb array.
+
+    Pure integer arithmetic, no kernel: for the few constants (roots, scale factors) that
+    parameterize batch operations.
+    """
+    return int_to_limbs(value % C.R * (1 << C.FR_BITS) % C.R, C.FR_LIMBS)
+
+
 def ints_to_limbs(values: Iterable[int], n: int) -> np.ndarray:
     """Canonical ints -> (count, n) limbs; values must be in [0, 2^(64n))."""
     nbytes = 8 * n
@@ -98,6 +107,14 @@ class Field:
         with threads_for(rows.shape[0] * self.mul_cost):
             K.k_from_canon(self.tag, rows, out.reshape(rows.shape))
         return out
+
+    def first_noncanonical(self, a: np.ndarray) -> int:
+        """Index of the first element with a coordinate not below the modulus, or -1.
+
+        For limbs read from files before `from_canonical`-style conversions; serial, it stops
+        at the first bad element.
+        """
+        return int(K.k_first_noncanonical(self.tag, self._rows(np.asarray(a, dtype=LIMB))))
 
     def to_canonical(self, a: np.ndarray) -> np.ndarray:
         rows = self._rows(a)
@@ -179,15 +196,22 @@ class Field:
         return out
 
     def powers(self, base: np.ndarray, n: int, start: np.ndarray | None = None) -> np.ndarray:
-        """[start * base^i for i in range(n)] (start defaults to one)."""
+        """[start * base^i for i in range(n)] (start defaults to one), in parallel chunks.
+
+        Chunk k starts at start * (base^step)^k (a short serial run) and is filled serially,
+        so a 2^27-point domain's powers spread over every thread.
+        """
         s = self.one() if start is None else np.asarray(start, dtype=LIMB)
-        out = self.empty(n)
+        b = self._rows(np.asarray(base, dtype=LIMB)[None])
+        step = max(1024, -(-n // 64))
+        chunks = -(-n // step)
+        starts = self.empty(chunks).reshape(chunks, self.width)
         K.k_powers(
-            self.tag,
-            self._rows(np.asarray(base, dtype=LIMB)[None]),
-            self._rows(s[None]),
-            out.reshape(n, self.width),
+            self.tag, self._rows(self.pow(b.reshape(1, *self.elem_shape), step)), self._rows(s[None]), starts
         )
+        out = self.empty(n)
+        with threads_for(n * self.mul_cost):
+            K.k_powers_chunked(self.tag, starts, b, out.reshape(n, self.width), step)
         return out
 
     def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -3,12 +3,16 @@
 `CUZK_BACKEND` (or an explicit name, e.g. from `--backend`) overrides the
 automatic choice; asking for `cuda` where there is none is an error, never a
 silent fallback.
+
+There is one instance per (name, device), made on first request under a lock, so
+threads asking at once share it: `get_backend("cuda", device=1)` is the second GPU,
+`get_backend("cpu", device=k)` a distinct logical CPU device (multi-device paths in CI).
 """
 
 from __future__ import annotations
 
 import os
-from functools import cache
+import threading
 
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.errors import BackendUnavailableError
@@ -35,25 +39,44 @@ def available_backends() -> list[str]:
     return ["cpu"] + ([] if cuda_unavailable_reason() else ["cuda"])
 
 
-@cache
-def _make(name: str) -> Backend:
+_instances: dict[tuple[str, int], Backend] = {}
+_instances_lock = threading.Lock()
+
+
+def _make(name: str, device: int) -> Backend:
+    # The factory is the one module outside a backend that imports its implementation
+    # (the layer test's allowlist names these two imports).
     if name == "cpu":
         from cuzk.backends.cpu import CpuBackend
 
-        return CpuBackend()
+        return CpuBackend(device=device)
     reason = cuda_unavailable_reason()
     if reason is not None:
         raise BackendUnavailableError(f"backend 'cuda' was requested but {reason}")
+    import cupy
+
+    count = cupy.cuda.runtime.getDeviceCount()
+    if device >= count:
+        raise BackendUnavailableError(
+            f"backend 'cuda' device {device} was requested but this machine has {count} CUDA device(s)"
+        )
     from cuzk.backends.cuda import CudaBackend
 
-    return CudaBackend()
+    return CudaBackend(device=device)
 
 
-def get_backend(name: str | None = None) -> Backend:
-    """The backend named (cpu | cuda | auto); None reads CUZK_BACKEND, default auto."""
+def get_backend(name: str | None = None, *, device: int = 0) -> Backend:
+    """The backend named (cpu | cuda | auto) on device `device`; None reads CUZK_BACKEND, default auto."""
     chosen = (name or os.environ.get("CUZK_BACKEND") or "auto").strip().lower()
     if chosen not in NAMES:
         raise BackendUnavailableError(f"unknown backend {chosen!r}; choose one of {', '.join(NAMES)}")
+    if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+        raise BackendUnavailableError(f"a device is an ordinal >= 0, got {device!r}")
     if chosen == "auto":
         chosen = "cuda" if cuda_unavailable_reason() is None else "cpu"
-    return _make(chosen)
+    key = (chosen, device)
+    with _instances_lock:
+        backend = _instances.get(key)
+        if backend is None:
+            backend = _instances[key] = _make(chosen, device)
+    return backend

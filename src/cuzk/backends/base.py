@@ -12,12 +12,19 @@ the host, CuPy on the device; the same layout, so a buffer moves with one copy):
 
 The caller never loops over elements; a backend never returns a partial
 result: it raises a cuzk.errors.BackendError subclass instead.
+
+A backend instance is one device: `device` is its ordinal (the GPU for cuda; for
+cpu a logical device over the same host, so multi-device code runs anywhere), and
+the handles it makes (`Bases`) belong to it. `cuzk.backends.get_backend(name,
+device=k)` keeps one instance per (name, device).
 """
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -72,16 +79,28 @@ class CsrMatrix:
 
 
 class Bases(ABC):
-    """A resident SRS query (fixed bases for MSMs) held by a backend."""
+    """A resident SRS query (fixed bases for MSMs) held by a backend until `release`."""
 
     group: Group
     n: int
+    nbytes: int
+
+
+def host_memory() -> tuple[int | None, int | None]:
+    """(total, available) bytes of host memory where the OS reports them, else None."""
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+        return os.sysconf("SC_PHYS_PAGES") * page, os.sysconf("SC_AVPHYS_PAGES") * page
+    except (ValueError, OSError, AttributeError):  # not POSIX, or the name is unknown
+        return None, None
 
 
 class Backend(ABC):
     """Batch kernels over Fr, G1 and G2. Implementations: cpu (numba), cuda (CuPy)."""
 
     name: str
+    #: This instance's device ordinal (see the module docstring).
+    device: int = 0
     #: The array module of this backend's arrays (numpy, or cupy on the device), so that
     #: callers can pad, slice, mask and concatenate backend arrays without importing CuPy.
     xp: Any = np
@@ -137,6 +156,17 @@ class Backend(ABC):
         """Make a resident handle for affine bases (host array in the layout above)."""
 
     @abstractmethod
+    def bases_from_device(self, rows: Array, group: Group) -> Bases:
+        """A resident handle over affine rows already in this backend's memory, (n, 2 width)
+        uint64 (width 6 for G1, 12 for G2), without a copy: e.g. `fixed_base_mul` output."""
+
+    @abstractmethod
+    def release(self, bases: Bases) -> None:
+        """Free a resident handle's memory now (the SRS manager's evict). Releasing twice is a
+        no-op; an MSM over released bases raises ValueError; bases of another backend or
+        device raise TypeError."""
+
+    @abstractmethod
     def msm(self, bases: Bases, scalars: Array, *, start: int = 0, window: int | None = None) -> np.ndarray:
         """sum_i scalars[i] * bases[start + i] as a Jacobian point on the host.
 
@@ -156,9 +186,26 @@ class Backend(ABC):
         This is parameter generation's workhorse (millions of multiples of g1, g2).
         """
 
+    def activate(self) -> AbstractContextManager[Any]:
+        """Make this backend's device the calling thread's current one for a block: for callers
+        that run `xp` operations on its arrays (cupy works on the current device). A no-op on
+        the CPU; the backend's own methods never need it."""
+        return nullcontext()
+
     def synchronize(self) -> None:  # noqa: B027 - a no-op is right for synchronous backends
         """Wait for queued work (a no-op where work is synchronous)."""
 
+    @property
+    def label(self) -> str:
+        """'cuda:1', 'cpu:0': the device in logs, spans and the engine's tables."""
+        return f"{self.name}:{self.device}"
+
+    @abstractmethod
+    def memory_info(self) -> dict[str, int | None]:
+        """Memory in bytes, None where unknown: `resident` (held by this backend's live bases
+        handles), `used` (all it has allocated now), `total` and `free` (of its device; the
+        host's for cpu), `budget` (the limit it enforces, if any)."""
+
     def describe(self) -> dict[str, Any]:
-        """Facts for logs and benchmark tables (device name, threads, ...)."""
-        return {"backend": self.name}
+        """Facts for logs and benchmark tables: backend, device (its name), ordinal, label, ..."""
+        return {"backend": self.name, "ordinal": self.device, "label": self.label}

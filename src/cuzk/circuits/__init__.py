@@ -5,7 +5,7 @@
     topo = c.topology()                 # cached recording
     inst = c.random_instance(seed=0)
     wit = c.witness(inst)
-    topo.check(wit)
+    topo.check(wit, backend)
 
 Shape-alike, not Filecoin-consensus-compatible (docs/CIRCUITS.md).
 """

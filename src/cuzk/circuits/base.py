@@ -7,7 +7,7 @@ Everything per proof then goes through the recorded witness program:
 
     topo = c.topology()          # recorded once, cached on disk
     wit = c.witness(inst)        # the program, vectorized
-    topo.check(wit)
+    topo.check(wit, backend)
 
 `c.direct(inst)` runs the same synthesis with concrete values instead (the
 bellman path); tests hold the two to bit-for-bit equality.

@@ -87,7 +87,7 @@ def run_synth(args: argparse.Namespace) -> int:
     )
     print(f"topology: {c.cache_status} in {time.perf_counter() - t0:.2f} s; hash {topo.hash[:16]}")
     inst = c.random_instance(args.seed)
-    topo.check(c.witness(inst))  # warm-up (numba compiles) and a correctness check
+    topo.check(c.witness(inst), backend)  # warm-up (numba compiles) and a correctness check
     tracemalloc.start()
     synth_once(c, topo, inst, backend, Timeline())
     _, traced_peak = tracemalloc.get_traced_memory()

@@ -13,8 +13,8 @@ from typing import Protocol
 import numpy as np
 
 from cuzk.algebra import constants as C
+from cuzk.algebra.domain import MAX_LOG_N
 from cuzk.backends.base import CsrMatrix
-from cuzk.backends.cpu.ntt import MAX_LOG_N
 
 
 class ConstraintMatrices(Protocol):

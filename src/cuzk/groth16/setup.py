@@ -14,9 +14,9 @@ import numpy as np
 
 from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1, G2
-from cuzk.algebra.fields import FR
+from cuzk.algebra.domain import powers
+from cuzk.algebra.fields import FR, fr_mont
 from cuzk.backends.base import Backend
-from cuzk.backends.cpu.ntt import fr_mont, powers
 from cuzk.errors import SetupError
 from cuzk.groth16.keys import Parameters, VerifyingKey
 from cuzk.groth16.qap import ConstraintMatrices, Densities, Domain, transpose
@@ -27,10 +27,6 @@ Progress = Callable[[str], None]
 
 def _nonzero_scalar() -> int:
     return secrets.randbelow(C.R - 1) + 1
-
-
-def _fr(value: int) -> np.ndarray:
-    return fr_mont(value)
 
 
 def _first_zero(a: np.ndarray) -> int:
@@ -63,10 +59,10 @@ def generate_parameters(
 
     with tl.span("scalars"):
         z_tau = (pow(tau, dom.m, C.R) - 1) % C.R
-        h_scalars = FR.scale(tau_powers[: dom.m - 1], _fr(z_tau * pow(delta, -1, C.R)))
-        combo = FR.add(FR.add(FR.scale(at, _fr(beta)), FR.scale(bt, _fr(alpha))), ct)
-        ic_scalars = FR.scale(combo[:ni], _fr(pow(gamma, -1, C.R)))
-        l_scalars = FR.scale(combo[ni:], _fr(pow(delta, -1, C.R)))
+        h_scalars = FR.scale(tau_powers[: dom.m - 1], fr_mont(z_tau * pow(delta, -1, C.R)))
+        combo = FR.add(FR.add(FR.scale(at, fr_mont(beta)), FR.scale(bt, fr_mont(alpha))), ct)
+        ic_scalars = FR.scale(combo[:ni], fr_mont(pow(gamma, -1, C.R)))
+        l_scalars = FR.scale(combo[ni:], fr_mont(pow(delta, -1, C.R)))
         bad = _first_zero(ic_scalars)
         if bad >= 0:
             raise SetupError(

@@ -6,6 +6,10 @@ e(A, B) e(alpha, -beta) e(vk_x, -gamma) e(C, -delta) == 1. snarkjs uses the same
 equation, so one verifier serves native and circom proofs. A batch of proofs
 for one key is checked with a random linear combination: k + 3 pairings
 instead of 4k. A malformed key or input is an error; a bad proof is False.
+
+The two multi-scalar multiplications here (vk_x over the IC points, and the batch's
+sum z_j C_j) are arkworks' host multiexp, not a backend: verification needs no
+prover machinery, and it stays independent of the kernels that made the proof.
 """
 
 from __future__ import annotations
@@ -18,9 +22,8 @@ import numpy as np
 import py_arkworks_bls12381 as ark
 
 from cuzk.algebra.curves import G1, G2
-from cuzk.algebra.encoding import to_arkworks_g1, to_arkworks_g2
+from cuzk.algebra.encoding import to_arkworks_g1, to_arkworks_g2, to_arkworks_scalars
 from cuzk.algebra.fields import FR
-from cuzk.backends.cpu.msm import msm as cpu_msm
 from cuzk.errors import FormatError, NonCanonicalError
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
@@ -30,19 +33,20 @@ _CHALLENGE_BITS = 128
 
 @dataclass
 class PreparedVerifyingKey:
-    """The vk with the G2 side negated and converted once."""
+    """The vk with the G2 side negated and everything converted to arkworks points once."""
 
     vk: VerifyingKey
     alpha_g1: ark.G1Point
     neg_beta_g2: ark.G2Point
     neg_gamma_g2: ark.G2Point
     neg_delta_g2: ark.G2Point
+    ic: list[ark.G1Point]  # infinity (an unbound input's IC point) is arkworks' identity
 
 
 def prepare(vk: VerifyingKey) -> PreparedVerifyingKey:
     neg = G2.neg(np.concatenate([vk.beta_g2, vk.gamma_g2, vk.delta_g2]))
     beta, gamma, delta = to_arkworks_g2(neg)
-    return PreparedVerifyingKey(vk, to_arkworks_g1(vk.alpha_g1)[0], beta, gamma, delta)
+    return PreparedVerifyingKey(vk, to_arkworks_g1(vk.alpha_g1)[0], beta, gamma, delta, to_arkworks_g1(vk.ic))
 
 
 def _input_scalars(vk: VerifyingKey, public_inputs: Sequence[int]) -> np.ndarray:
@@ -55,15 +59,15 @@ def _input_scalars(vk: VerifyingKey, public_inputs: Sequence[int]) -> np.ndarray
     return FR.from_ints([1, *(int(x) for x in public_inputs)])
 
 
-def _vk_x(vk: VerifyingKey, scalars: np.ndarray) -> np.ndarray:
-    """ic_0 + sum x_i ic_i as an affine point (1,2,6)."""
-    return G1.to_affine(cpu_msm(G1, G1._aff(vk.ic), scalars)[None])
+def msm_g1(points: list[ark.G1Point], scalars: np.ndarray) -> ark.G1Point:
+    """sum scalars[i] points[i] for Fr scalars (Montgomery (n, 4)), by arkworks' host multiexp."""
+    return ark.G1Point.multiexp_unchecked(points, to_arkworks_scalars(scalars))
 
 
 def verify(vk: VerifyingKey | PreparedVerifyingKey, public_inputs: Sequence[int], proof: Proof) -> bool:
     pvk = vk if isinstance(vk, PreparedVerifyingKey) else prepare(vk)
-    vk_x = _vk_x(pvk.vk, _input_scalars(pvk.vk, public_inputs))
-    a, vx, c = to_arkworks_g1(np.concatenate([proof.a, vk_x, proof.c]))
+    vx = msm_g1(pvk.ic, _input_scalars(pvk.vk, public_inputs))
+    a, c = to_arkworks_g1(np.concatenate([proof.a, proof.c]))
     (b,) = to_arkworks_g2(proof.b)
     return bool(
         ark.GT.pairing_check(
@@ -90,14 +94,14 @@ def verify_batch(
     combined = FR.zeros(inputs.shape[1])
     for j in range(k):
         combined = FR.add(combined, FR.scale(inputs[j], z[j]))
-    vk_x = _vk_x(pvk.vk, combined)
+    vk_x = msm_g1(pvk.ic, combined)
     a_z = G1.to_affine(G1.scalar_mul(np.concatenate([p.a for p in proofs]), z))
-    c_z = G1.to_affine(cpu_msm(G1, G1._aff(np.concatenate([p.c for p in proofs])), z)[None])
+    c_z = msm_g1(to_arkworks_g1(np.concatenate([p.c for p in proofs])), z)
     z_sum = FR.zeros(1)
     for j in range(k):
         z_sum = FR.add(z_sum, z[j : j + 1])
     alpha_z = G1.to_affine(G1.scalar_mul(pvk.vk.alpha_g1, z_sum))
-    g1s = to_arkworks_g1(np.concatenate([a_z, alpha_z, vk_x, c_z]))
+    g1s = [*to_arkworks_g1(np.concatenate([a_z, alpha_z])), vk_x, c_z]
     g2s = [*to_arkworks_g2(np.concatenate([p.b for p in proofs])), pvk.neg_beta_g2]
     g2s += [pvk.neg_gamma_g2, pvk.neg_delta_g2]
     return bool(ark.GT.pairing_check(g1s, g2s))

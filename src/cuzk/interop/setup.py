@@ -33,9 +33,9 @@ import numpy as np
 
 from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1, G2
-from cuzk.algebra.fields import FR
+from cuzk.algebra.domain import MAX_LOG_N, powers
+from cuzk.algebra.fields import FR, fr_mont
 from cuzk.backends.base import Backend, CsrMatrix
-from cuzk.backends.cpu.ntt import MAX_LOG_N, fr_mont, powers
 from cuzk.errors import SetupError
 from cuzk.groth16.qap import transpose
 from cuzk.instrument import Timeline

@@ -25,12 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from cuzk.algebra import _field_kernels as FK
 from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1, G2, Curve
+from cuzk.algebra.domain import MAX_LOG_N
 from cuzk.algebra.fields import FQ, FR
 from cuzk.backends.base import CsrMatrix
-from cuzk.backends.cpu.ntt import MAX_LOG_N
 from cuzk.errors import InteropError
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.interop import binfile
@@ -138,7 +137,7 @@ def coefficient_matrices(
         if int(col.max()) >= n_vars:
             raise where(f"a coefficient names signal {int(col.max())}; the key has {n_vars}")
     stored = np.ascontiguousarray(rec["value"])
-    bad = FK.k_first_noncanonical(FR.tag, stored)
+    bad = FR.first_noncanonical(stored)
     if bad >= 0:
         raise where(f"coefficient {bad} is not below the scalar prime")
     values = FR.to_canonical(stored)  # c R^2 / R = c R
@@ -195,7 +194,7 @@ def _check_points(
     if pts.shape[0] == 0:
         return
     flat = np.ascontiguousarray(pts).reshape(-1, C.FQ_LIMBS)
-    bad = FK.k_first_noncanonical(FQ.tag, flat)
+    bad = FQ.first_noncanonical(flat)
     if bad >= 0:
         per = flat.shape[0] // pts.shape[0]
         raise where(f"{name} point {bad // per} has a coordinate that is not below the base prime")

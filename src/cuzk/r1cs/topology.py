@@ -137,20 +137,13 @@ class Topology:
             raise UnsatisfiedError("input 0 of the witness is not ONE", constraint="ONE", index=None)
         return wit.full()
 
-    def evaluate(self, wit: Witness, backend: Backend | None = None) -> tuple[Any, Any, Any]:
-        """(A.w, B.w, C.w) through the backend's sparse matrix-vector product."""
-        if backend is None:
-            from cuzk.backends import get_backend
-
-            backend = get_backend("cpu")
+    def evaluate(self, wit: Witness, backend: Backend) -> tuple[Any, Any, Any]:
+        """(A.w, B.w, C.w) through the caller's backend's sparse matrix-vector product."""
         w = backend.to_device(self._vector(wit))
         return backend.spmv(self.A, w), backend.spmv(self.B, w), backend.spmv(self.C, w)
 
-    def check(self, wit: Witness, backend: Backend | None = None) -> None:
+    def check(self, wit: Witness, backend: Backend) -> None:
         """Raise UnsatisfiedError naming the first constraint with (A.w)(B.w) != C.w."""
-        from cuzk.backends import get_backend
-
-        backend = backend or get_backend("cpu")
         a, b, c = (backend.to_host(x) for x in self.evaluate(wit, backend))
         bad = ~FR.eq(FR.mul(a, b), c)
         if bad.any():

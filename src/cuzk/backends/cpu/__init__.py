@@ -1,14 +1,21 @@
-"""The CPU backend: numba kernels, the reference every GPU kernel is tested against."""
+"""The CPU backend: numba kernels, the reference every GPU kernel is tested against.
+
+Each instance is a logical device over the same host (`device` k): its own twiddle cache and
+resident accounting, and bases that only it accepts, so multi-device code paths (one worker per
+device, SRS loaded per device) run and are checked on any machine.
+"""
 
 from __future__ import annotations
 
+import platform
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from cuzk.algebra.curves import G1, G2, Curve
 from cuzk.algebra.fields import FR
-from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
+from cuzk.backends.base import Backend, Bases, CsrMatrix, Group, host_memory
 from cuzk.backends.cpu import msm as _msm
 from cuzk.backends.cpu.ntt import CpuNtt, fr_mont
 from cuzk.backends.cpu.spmv import spmv as _spmv
@@ -18,11 +25,13 @@ CURVES: dict[str, Curve] = {"g1": G1, "g2": G2}
 
 @dataclass
 class CpuBases(Bases):
-    """Affine bases kept as contiguous (n, 2*width) rows in host memory."""
+    """Affine bases kept as contiguous (n, 2*width) rows in host memory (None once released)."""
 
     group: Group
     n: int
-    rows: np.ndarray
+    rows: np.ndarray | None
+    nbytes: int
+    owner: int  # id of the backend that made the handle
 
     @property
     def curve(self) -> Curve:
@@ -36,11 +45,28 @@ def _curve(group: str) -> Curve:
         raise ValueError(f"unknown group {group!r}; expected 'g1' or 'g2'") from None
 
 
+def _cpu_name() -> str:
+    """The host CPU's model name (Linux /proc/cpuinfo), else the machine type."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine() or "cpu"
+
+
 class CpuBackend(Backend):
     name = "cpu"
 
-    def __init__(self) -> None:
+    def __init__(self, device: int = 0) -> None:
+        if device < 0:
+            raise ValueError(f"a device ordinal is >= 0, got {device}")
+        self.device = device
         self._ntt = CpuNtt()
+        self._lock = threading.Lock()
+        self._resident = 0
 
     def to_device(self, a: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(a)
@@ -78,15 +104,40 @@ class CpuBackend(Backend):
     # --- MSM ----------------------------------------------------------------------
     def load_bases(self, points: np.ndarray, group: Group) -> CpuBases:
         curve = _curve(group)
-        rows = curve._aff(np.asarray(points, dtype=np.uint64))
-        return CpuBases(group=group, n=rows.shape[0], rows=rows)
+        return self._handle(curve._aff(np.asarray(points, dtype=np.uint64)), group)
+
+    def bases_from_device(self, rows: np.ndarray, group: Group) -> CpuBases:
+        width = _curve(group).field.width
+        if rows.ndim != 2 or rows.shape[1] != 2 * width or rows.dtype != np.uint64:
+            raise ValueError(
+                f"{group} rows have shape (n, {2 * width}) uint64; got {rows.shape} {rows.dtype}"
+            )
+        return self._handle(np.ascontiguousarray(rows), group)
+
+    def _handle(self, rows: np.ndarray, group: Group) -> CpuBases:
+        with self._lock:
+            self._resident += rows.nbytes
+        return CpuBases(group=group, n=rows.shape[0], rows=rows, nbytes=rows.nbytes, owner=id(self))
+
+    def _own(self, bases: Bases) -> CpuBases:
+        if not isinstance(bases, CpuBases) or bases.owner != id(self):
+            raise TypeError(f"these bases were not loaded by this backend ({self.label})")
+        return bases
+
+    def release(self, bases: Bases) -> None:
+        b = self._own(bases)
+        with self._lock:
+            if b.rows is not None:
+                self._resident -= b.nbytes
+                b.rows = None
 
     def _rows(self, bases: Bases, start: int, count: int) -> np.ndarray:
-        if not isinstance(bases, CpuBases):
-            raise TypeError("these bases were not loaded by the cpu backend")
+        rows = self._own(bases).rows
+        if rows is None:
+            raise ValueError("these bases were released")
         if start < 0 or start + count > bases.n:
             raise ValueError(f"bases[{start}:{start + count}] is out of range for {bases.n} bases")
-        return bases.rows[start : start + count]
+        return rows[start : start + count]
 
     def msm(
         self, bases: Bases, scalars: np.ndarray, *, start: int = 0, window: int | None = None
@@ -103,7 +154,17 @@ class CpuBackend(Backend):
     def fixed_base_mul(self, base: np.ndarray, scalars: np.ndarray, group: Group) -> np.ndarray:
         return _msm.fixed_base_mul(_curve(group), base, scalars)
 
+    # --- device -------------------------------------------------------------------
+    def memory_info(self) -> dict[str, int | None]:
+        total, free = host_memory()
+        return {"resident": self._resident, "used": None, "total": total, "free": free, "budget": None}
+
     def describe(self) -> dict[str, object]:
         from numba import config, get_num_threads
 
-        return {"backend": self.name, "threads": get_num_threads(), "threading": config.THREADING_LAYER}
+        return {
+            **super().describe(),
+            "device": _cpu_name(),
+            "threads": get_num_threads(),
+            "threading": config.THREADING_LAYER,
+        }

@@ -4,7 +4,8 @@ The MSM splits scalars by value first: zeros cost nothing, ones (most of a
 PoRep witness) are summed directly with mixed additions (the reference's
 batch_add), and only the rest go through Pippenger with signed window digits
 (buckets halve to 2^(c-1)), XYZZ bucket accumulators, a running-sum window
-reduction, and Horner combination of windows. Windows run in parallel.
+reduction, and Horner combination of windows (the digit convention and the Horner step are
+shared with the CUDA backend: cuzk.algebra.pippenger). Windows run in parallel.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from cuzk.algebra._jit_curves import (
     jac_inf,
     jac_madd,
     load_affine,
-    load_jac,
     store_jac,
     xyzz_add,
     xyzz_inf,
@@ -33,8 +33,8 @@ from cuzk.algebra._jit_fields import f_load, f_neg, f_one, f_store
 from cuzk.algebra._parallel import threads_for
 from cuzk.algebra.curves import Curve
 from cuzk.algebra.fields import FR
+from cuzk.algebra.pippenger import SCALAR_BITS, combine_windows, signed_digits
 
-SCALAR_BITS = 255
 #: Largest window accepted as an override: at 20 bits every window allocates 2^19 XYZZ buckets
 #: (~100 MB for G1, ~200 MB for G2, one set per window in flight); larger ones exhaust memory.
 MAX_WINDOW = 20
@@ -49,32 +49,6 @@ def default_window(n: int) -> int:
     if n < 32:
         return 3
     return max(2, min(16, int(math.log2(n) * 0.69) + 2))
-
-
-@njit(cache=True)
-def _signed_digits(scalars, c, windows, out):
-    """Signed base-2^c digits in [-2^(c-1), 2^(c-1)]; the top window keeps its carry."""
-    mask = np.uint64((1 << c) - 1)
-    half = 1 << (c - 1)
-    full = 1 << c
-    for i in range(scalars.shape[0]):
-        carry = 0
-        for w in range(windows):
-            bit = w * c
-            limb = bit // 64
-            off = bit % 64
-            v = np.uint64(0)
-            if limb < 4:
-                v = scalars[i, limb] >> np.uint64(off)
-                if off + c > 64 and limb + 1 < 4:
-                    v |= scalars[i, limb + 1] << np.uint64(64 - off)
-            d = np.int64(v & mask) + carry
-            if d > half and w < windows - 1:
-                d -= full
-                carry = 1
-            else:
-                carry = 0
-            out[i, w] = d
 
 
 @njit(parallel=True, cache=True)
@@ -131,29 +105,14 @@ def _store_xyzz(F, arr, i, width, p):
     f_store(F, arr, i, 3 * width, p[3])
 
 
-@njit(cache=True)
-def _combine_windows(F, sums, c, out):
-    """Horner: acc = sum_w 2^(w c) sums[w]."""
-    acc = jac_inf(F)
-    for w in range(sums.shape[0] - 1, -1, -1):
-        for _ in range(c):
-            acc = jac_dbl(F, acc)
-        acc = jac_add(F, acc, load_jac(F, sums, w))
-    store_jac(F, out, 0, acc)
-
-
 def pippenger(curve: Curve, bases_rows: np.ndarray, idx: np.ndarray, canon: np.ndarray, c: int) -> np.ndarray:
     """sum canon[i] * bases[idx[i]] (canonical scalars), Jacobian point of shape jac_shape."""
-    # floor(255/c) + 1 windows cover every bit and leave room for the last carry.
-    windows = SCALAR_BITS // c + 1
-    digits = np.empty((canon.shape[0], windows), dtype=np.int64)
-    _signed_digits(canon, c, windows, digits)
+    digits = signed_digits(canon, c)
+    windows = digits.shape[1]
     sums = np.empty((windows, 3 * curve.field.width), dtype=np.uint64)
     with threads_for(canon.shape[0] * windows * 10 * curve.field.mul_cost):
         _window_sums(curve.tag, bases_rows, idx, digits, c, sums)
-    out = np.empty((1, 3 * curve.field.width), dtype=np.uint64)
-    _combine_windows(curve.tag, sums, c, out)
-    return out.reshape(curve.jac_shape)
+    return combine_windows(curve, sums, c)
 
 
 def msm(curve: Curve, bases_rows: np.ndarray, scalars: np.ndarray, window: int | None = None) -> np.ndarray:

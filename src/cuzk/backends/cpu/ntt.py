@@ -18,41 +18,13 @@ from numba import njit, prange
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import FR_TAG, f_add, f_load, f_mul, f_store, f_sub
 from cuzk.algebra._parallel import threads_for
-from cuzk.algebra.fields import FR, int_to_limbs
+from cuzk.algebra.domain import check_root, log2_exact, powers
+from cuzk.algebra.fields import FR, fr_mont
 
-MAX_LOG_N = 28
 _SPLIT_BITS = 12
 _FULL_TABLE_MAX_LOG = 22
 #: Stages whose butterflies stay within 2^12 points (128 KiB, in L2) run block by block.
 _BLOCK_LOG = 12
-
-
-def fr_mont(value: int) -> np.ndarray:
-    """One Fr element (Montgomery form) as a (4,) limb array."""
-    return int_to_limbs(value % C.R * (1 << C.FR_BITS) % C.R, C.FR_LIMBS)
-
-
-@njit(parallel=True, cache=True)
-def _powers_parallel(F, starts, base, out, step):
-    """out[k*step + j] = starts[k] * base^j, chunk k in parallel."""
-    n = out.shape[0]
-    b = f_load(F, base, 0, 0)
-    for k in prange(starts.shape[0]):
-        acc = f_load(F, starts, k, 0)
-        for j in range(k * step, min(n, (k + 1) * step)):
-            f_store(F, out, j, 0, acc)
-            acc = f_mul(F, acc, b)
-
-
-def powers(base: int, n: int, start: int = 1) -> np.ndarray:
-    """[start * base^i mod r for i < n] in Montgomery form, computed in parallel chunks."""
-    step = max(1024, -(-n // 64))
-    chunk_starts = [start * pow(base, k * step, C.R) % C.R for k in range(-(-n // step))]
-    starts = np.stack([fr_mont(s) for s in chunk_starts]) if chunk_starts else np.zeros((0, 4), np.uint64)
-    out = np.empty((n, C.FR_LIMBS), dtype=np.uint64)
-    with threads_for(n):
-        _powers_parallel(FR_TAG, starts, fr_mont(base)[None], out, step)
-    return out
 
 
 @njit(cache=True)
@@ -143,21 +115,6 @@ class _Twiddles:
             self.lo = powers(omega, 1 << _SPLIT_BITS)
             self.hi = powers(pow(omega, 1 << _SPLIT_BITS, C.R), -(-half >> _SPLIT_BITS))
             self.split_bits = _SPLIT_BITS
-
-
-def log2_exact(n: int) -> int:
-    if n <= 0 or n & (n - 1):
-        raise ValueError(f"NTT size must be a power of two, got {n}")
-    log_n = n.bit_length() - 1
-    if log_n > MAX_LOG_N:
-        raise ValueError(f"NTT size 2^{log_n} exceeds the supported 2^{MAX_LOG_N}")
-    return log_n
-
-
-def check_root(omega: int, log_n: int) -> None:
-    n = 1 << log_n
-    if pow(omega, n, C.R) != 1 or (n > 1 and pow(omega, n // 2, C.R) == 1):
-        raise ValueError(f"omega is not a primitive 2^{log_n}-th root of unity in Fr")
 
 
 class CpuNtt:

@@ -94,6 +94,14 @@ class Runtime:
     def used_bytes(self) -> int:
         return 0
 
+    def mem_info(self) -> tuple[int | None, int | None]:
+        """(total, free) bytes of the device where known."""
+        return None, None
+
+    def activate(self) -> contextlib.AbstractContextManager[Any]:
+        """Make this runtime's device current in the calling thread for the block."""
+        return contextlib.nullcontext()
+
     profile: list | None = None
 
     def profile_report(self) -> dict[str, dict[str, Any]]:
@@ -144,9 +152,10 @@ class CupyRuntime(Runtime):
         self._pinned: list[Any] = []
         self.pin_seconds = 0.0
         self.compile_seconds: dict[str, float] = {}
+        # A handle only (no CUDA call): guard enters it around all work, including the rest of
+        # this initialisation, so nothing here changes the calling thread's current device.
+        self.device = cupy.cuda.Device(device)
         with self.guard("device initialisation"):
-            self.device = cupy.cuda.Device(device)
-            self.device.use()
             self.props = cupy.cuda.runtime.getDeviceProperties(device)
             self.pool = cupy.cuda.MemoryPool()
             total = self.device.mem_info[1]
@@ -178,8 +187,8 @@ class CupyRuntime(Runtime):
         cp = self.cp
         try:
             with contextlib.ExitStack() as stack:
+                stack.enter_context(self.device)
                 if hasattr(self, "compute"):  # allocations from this backend's pool, work on its stream
-                    stack.enter_context(self.device)
                     stack.enter_context(cp.cuda.using_allocator(self.pool.malloc))
                     stack.enter_context(self.compute)
                 yield
@@ -257,6 +266,14 @@ class CupyRuntime(Runtime):
     # --- memory -------------------------------------------------------------------------
     def used_bytes(self) -> int:
         return int(self.pool.used_bytes())
+
+    def mem_info(self) -> tuple[int | None, int | None]:
+        with self.guard("mem_info"):
+            free, total = self.device.mem_info
+        return int(total), int(free)
+
+    def activate(self) -> contextlib.AbstractContextManager[Any]:
+        return self.device
 
     def upload(self, host: np.ndarray, out: Any | None = None) -> Any:
         host = np.ascontiguousarray(host)

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra.curves import G1, G2, Curve
+from cuzk.algebra.fields import fr_mont
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
-from cuzk.backends.cpu.ntt import fr_mont
 from cuzk.backends.cuda import msm as _msm
 from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, parse_budget
 from cuzk.backends.cuda.ntt import CudaNtt
@@ -73,6 +73,7 @@ class CudaBackend(Backend):
         msm_chunks: int | None = None,
         runtime: Runtime | None = None,
     ) -> None:
+        self.device = device
         budget = parse_budget(memory_budget) if memory_budget is not None else budget_from_env()
         pinned = _env_flag("CUZK_PINNED_STAGING") if pinned_staging is None else pinned_staging
         if runtime is None:
@@ -89,7 +90,10 @@ class CudaBackend(Backend):
     # --- transfers ------------------------------------------------------------------------
     def to_device(self, a: np.ndarray) -> Any:
         if isinstance(a, self.xp.ndarray) and self.xp is not np:
-            return a if a.flags.c_contiguous else self.xp.ascontiguousarray(a)
+            if a.flags.c_contiguous and a.device.id == self.device:
+                return a
+            with self.rt.guard("copy to this device"):  # .copy() lands on the current device: ours
+                return a.copy() if a.flags.c_contiguous else self.xp.ascontiguousarray(a)
         with self.rt.guard("upload"):
             return self.rt.upload(np.ascontiguousarray(a))
 
@@ -182,11 +186,13 @@ class CudaBackend(Backend):
         bases = CudaBases(group=group, n=rows.shape[0], rows=dev, nbytes=rows.nbytes, owner=id(self))
         return bases
 
-    def release_bases(self, bases: CudaBases) -> None:
-        """Drop a resident handle's device memory now (the SRS manager's evict)."""
-        if bases.rows is not None:
-            self.rt.resident_bytes -= bases.nbytes
-            bases.rows = None
+    def release(self, bases: Bases) -> None:
+        if not isinstance(bases, CudaBases) or bases.owner != id(self):
+            raise TypeError(f"these bases were not loaded by this backend ({self.label})")
+        with self._lock:
+            if bases.rows is not None:
+                self.rt.resident_bytes -= bases.nbytes
+                bases.rows = None
 
     def _rows(self, bases: Bases, start: int, count: int) -> Any:
         if not isinstance(bases, CudaBases) or bases.owner != id(self):
@@ -259,7 +265,21 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         self.rt.synchronize()
 
+    def activate(self) -> Any:
+        return self.rt.activate()
+
+    def memory_info(self) -> dict[str, int | None]:
+        total, free = self.rt.mem_info()
+        used = self.rt.used_bytes()
+        return {
+            "resident": self.rt.resident_bytes,
+            "used": used,
+            "total": total,
+            "free": free,
+            "budget": self.rt.budget,
+        }
+
     def describe(self) -> dict[str, Any]:
-        info = {"backend": self.name, **self.rt.describe()}
+        info = {**super().describe(), "device": self.rt.name, **self.rt.describe()}
         info["resident_gib"] = round(self.rt.resident_bytes / (1 << 30), 3)
         return info

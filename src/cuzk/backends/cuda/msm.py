@@ -2,9 +2,9 @@
 
 The per-thread steps are in kernels/msm.cuh; this module chooses the window and the chunking,
 allocates the scratch buffers, and runs the steps. The few window sums come back to the host,
-where the CPU backend's Horner combination (c doublings per window) finishes the job: that is
-W points and ~255 doublings, microseconds on the host, and it keeps one reference for the digit
-convention. Scalars go up in chunks on the upload stream; chunk k+1 travels while chunk k is
+where the Horner combination shared with the CPU backend (cuzk.algebra.pippenger; c doublings
+per window) finishes the job: that is W points and ~255 doublings, microseconds on the host,
+and it keeps one reference for the digit convention. Scalars go up in chunks on the upload stream; chunk k+1 travels while chunk k is
 bucketed and accumulated (the bucket sums persist across chunks).
 """
 
@@ -20,7 +20,7 @@ from numba import njit
 from cuzk.algebra._jit_curves import xyzz_to_jac
 from cuzk.algebra._jit_fields import f_load, f_store
 from cuzk.algebra.curves import Curve
-from cuzk.backends.cpu.msm import SCALAR_BITS, _combine_windows
+from cuzk.algebra.pippenger import SCALAR_BITS, combine_windows
 from cuzk.backends.cuda._runtime import Runtime
 
 #: Entries each accumulate thread sums (fixed, so every thread does the same work).
@@ -311,10 +311,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
     )
     sums = tree_sum(rt, curve, R, W, P)
     host = sums.get() if xp is not np else sums
-    jac = xyzz_to_jacobian(curve, host)
-    out = np.empty((1, 3 * curve.field.width), dtype=np.uint64)
-    _combine_windows(curve.tag, jac, plan.c, out)
-    return out.reshape(curve.jac_shape)
+    return combine_windows(curve, xyzz_to_jacobian(curve, host), plan.c)
 
 
 def masked_sum(rt: Runtime, curve: Curve, bases: Any, idx: Any) -> np.ndarray:

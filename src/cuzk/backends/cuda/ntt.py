@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from cuzk.algebra import constants as C
-from cuzk.backends.cpu.ntt import check_root, fr_mont, log2_exact, powers
+from cuzk.algebra.domain import check_root, log2_exact, powers
+from cuzk.algebra.fields import fr_mont
 from cuzk.backends.cuda._runtime import NULL, Runtime
 
 #: log2 of the shared-memory tile in elements (2^11 x 32 bytes = 64 KiB per block).
