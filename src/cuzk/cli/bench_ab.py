@@ -88,13 +88,12 @@ class _Side:
         from cuzk.engine import LocalProver
         from cuzk.toggles import resolved
 
-        values = resolved(settings)
+        self.values = resolved(settings)
         self.settings = settings
         self.circuit = circuit
-        backend = get_backend(backend_name)
-        backend.apply_toggles(values)
-        g2 = get_backend("cpu") if values["msm.g2_on"] == "cpu" else backend
-        self.prover = LocalProver(backend, g2_backend=g2)
+        self.backend = get_backend(backend_name)
+        g2 = get_backend("cpu") if self.values["msm.g2_on"] == "cpu" else self.backend
+        self.prover = LocalProver(self.backend, g2_backend=g2)
 
     def run(self, seed: int) -> tuple[dict[str, float], Any]:
         from cuzk.engine import ProofRequest
@@ -102,6 +101,7 @@ class _Side:
 
         tl = Timeline(self.circuit)
         request = ProofRequest(circuit=self.circuit, seed=seed, options=self.settings)
+        self.backend.apply_toggles(self.values)  # the backend is shared by both sides: set before each run
         t0 = time.perf_counter()
         self.prover.prove(request, timeline=tl)
         wall = time.perf_counter() - t0

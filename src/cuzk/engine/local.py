@@ -84,10 +84,8 @@ class LocalProver:
         for ident in gone:
             key = self._resident.pop(ident).key
             for be, bases in ((key.backend, (key.h, key.l, key.a, key.b_g1)), (key.g2_backend, (key.b_g2,))):
-                free = getattr(be, "release_bases", None)  # device memory now; host memory goes with the key
-                if free is not None:
-                    for b in bases:
-                        free(b)
+                for b in bases:
+                    be.release(b)  # device memory now (a no-op on the host backend beyond the handle)
         return len(gone)
 
     def params_dir(self, request: ProofRequest) -> Path | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,6 +263,10 @@ class CudaBackend(Backend):
         return CudaBases(group=group, n=rows.shape[0], rows=rows, nbytes=rows.nbytes, owner=id(self))
 
     # --- misc ---------------------------------------------------------------------------------
+    def apply_toggles(self, values: Mapping[str, Any]) -> None:
+        if "staging.pinned" in values:  # uploads above 1 MiB go through the pinned staging slots
+            self.rt.pinned_staging = bool(values["staging.pinned"])
+
     def synchronize(self) -> None:
         self.rt.synchronize()
 
