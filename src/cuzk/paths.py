@@ -10,17 +10,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from cuzk import config
+
 
 def cache_dir(*parts: str) -> Path:
     """CUZK_CACHE_DIR, else the user cache dir (e.g. ~/.cache/cuzk); created on demand."""
-    root = os.environ.get("CUZK_CACHE_DIR")
-    if root:
-        base = Path(root)
-    else:
-        from platformdirs import user_cache_dir
-
-        base = Path(user_cache_dir("cuzk", appauthor=False))
-    path = base.joinpath(*parts)
+    path = config.get().cache.root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

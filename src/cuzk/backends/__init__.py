@@ -7,9 +7,9 @@ silent fallback.
 
 from __future__ import annotations
 
-import os
 from functools import cache
 
+from cuzk import config
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.errors import BackendUnavailableError
 
@@ -51,7 +51,7 @@ def _make(name: str) -> Backend:
 
 def get_backend(name: str | None = None) -> Backend:
     """The backend named (cpu | cuda | auto); None reads CUZK_BACKEND, default auto."""
-    chosen = (name or os.environ.get("CUZK_BACKEND") or "auto").strip().lower()
+    chosen = (name or config.get().backend.name).strip().lower()
     if chosen not in NAMES:
         raise BackendUnavailableError(f"unknown backend {chosen!r}; choose one of {', '.join(NAMES)}")
     if chosen == "auto":
