@@ -71,10 +71,9 @@ def test_a_circuit_pickles_without_its_lock() -> None:
     assert twin.spec() == c.spec() and twin._lock is not c._lock
 
 
-def _child(path: str, started: Any, go: Any, arrived: Any, first: bool, out: Any) -> None:
+def _child(path: str, calls: str, started: Any, go: Any, arrived: Any, first: bool, out: Any) -> None:
     """One process asking the disk cache for the recording; the first one is held in `record`."""
     c = _circuit()
-    calls = Path(path).with_suffix(".calls")
 
     def record() -> Any:
         with open(calls, "a") as f:
@@ -90,16 +89,22 @@ def _child(path: str, started: Any, go: Any, arrived: Any, first: bool, out: Any
     out.put((first, status, topo.hash))
 
 
+def _wait(event: Any, proc: Any) -> None:
+    """Wait for a child's event; fail at once if that child died instead."""
+    while not event.wait(1):
+        assert proc.is_alive(), f"child exited with {proc.exitcode} before signalling"
+
+
 def test_processes_record_once_and_read_one_file(tmp_path: Path) -> None:
     ctx = mp.get_context("spawn")
     started, go, arrived, out = ctx.Event(), ctx.Event(), ctx.Event(), ctx.Queue()
-    path = str(tmp_path / "r1cs" / "wpost-tiny.npz")
-    p1 = ctx.Process(target=_child, args=(path, started, go, arrived, True, out))
+    path, calls = str(tmp_path / "r1cs" / "wpost-tiny.npz"), str(tmp_path / "record.calls")
+    p1 = ctx.Process(target=_child, args=(path, calls, started, go, arrived, True, out))
     p1.start()
-    assert started.wait(300)  # the first process is inside record, holding the lock
-    p2 = ctx.Process(target=_child, args=(path, started, go, arrived, False, out))
+    _wait(started, p1)  # the first process is inside record, holding the lock
+    p2 = ctx.Process(target=_child, args=(path, calls, started, go, arrived, False, out))
     p2.start()
-    assert arrived.wait(300)
+    _wait(arrived, p2)
     go.set()
     results = sorted(out.get(timeout=300) for _ in range(2))
     p1.join(60)
@@ -107,4 +112,4 @@ def test_processes_record_once_and_read_one_file(tmp_path: Path) -> None:
     assert (p1.exitcode, p2.exitcode) == (0, 0)
     assert [(first, status) for first, status, _ in results] == [(False, "hit"), (True, "recorded")]
     assert results[0][2] == results[1][2]
-    assert Path(path).with_suffix(".calls").read_text() == "r\n"
+    assert Path(calls).read_text() == "r\n"

@@ -70,7 +70,7 @@ def _content_hash(arrays: dict[str, np.ndarray], header: dict[str, Any]) -> str:
 
 
 def save(path: Path, topo: Topology, program: WitnessProgram, spec: dict[str, Any]) -> None:
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}  # values: arrays (Any: numpy's savez stub mistypes **kwds)
     for n, m in (("A", topo.A), ("B", topo.B), ("C", topo.C)):
         arrays[f"{n}_indptr"] = m.indptr
         arrays[f"{n}_indices"] = m.indices
