@@ -22,6 +22,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cuzk.cli.selftest",
     "cuzk.cli.circuits",
     "cuzk.cli.bench",
+    "cuzk.cli.timeline",
+    "cuzk.cli.daemon",
+    "cuzk.cli.client",
 )
 
 

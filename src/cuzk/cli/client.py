@@ -1,0 +1,257 @@
+"""`cuzk client ...`: talk to a running daemon (prove, submit, await, cancel, status, preload, evict, metrics).
+
+Output is for a person by default and JSON with `--json`. `--addr` takes
+unix:///path or host:port (default: CUZK_ADDR, else the daemon's default socket);
+`--token` (or CUZK_TOKEN) is sent as a bearer token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from cuzk.errors import UsageError
+
+KIND_NAMES = {
+    "porep": "POREP_SEAL_COMMIT",
+    "snap": "SNAP_DEALS_UPDATE",
+    "wpost": "WINDOW_POST_PARTITION",
+    "winning": "WINNING_POST",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("client", help="talk to a running `cuzk daemon` over gRPC")
+    p.add_argument(
+        "--addr", help="unix:///path/cuzk.sock or host:port (default: CUZK_ADDR, else the default socket)"
+    )
+    p.add_argument("--token", help="bearer token (default: CUZK_TOKEN)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--timeout", type=float, default=None, help="RPC deadline in seconds (default: none)")
+    cmds = p.add_subparsers(dest="client_command", metavar="COMMAND", required=True)
+    for name, help_ in (("prove", "submit and wait: Prove"), ("submit", "enqueue: SubmitProof")):
+        c = cmds.add_parser(name, help=help_)
+        c.add_argument("--circuit", help="a registry circuit (see `cuzk circuits`)")
+        c.add_argument(
+            "--kind", choices=sorted(KIND_NAMES), help="a proof kind (the daemon's default circuit)"
+        )
+        c.add_argument("--seed", type=_nonneg, default=0, help="instance seed (partition j proves seed + j)")
+        c.add_argument(
+            "--partitions", type=_nonneg, default=0, help="instances in the job (0: the kind's default)"
+        )
+        c.add_argument("--priority", choices=("low", "normal", "high", "critical"), help="default: by kind")
+        c.add_argument("--request-id", default="", help="caller key; the same id returns the same job")
+        c.add_argument("--out", type=Path, help="prove: write the proof bytes here")
+        c.add_argument("--public-out", type=Path, help="prove: write the public inputs (JSON) here")
+    c = cmds.add_parser("await", help="wait for a job: AwaitProof")
+    c.add_argument("job_id")
+    c.add_argument(
+        "--wait", type=float, default=0.0, help="give up after this many seconds (TIMEOUT; 0: no limit)"
+    )
+    c.add_argument("--out", type=Path, help="write the proof bytes here")
+    c.add_argument("--public-out", type=Path, help="write the public inputs (JSON) here")
+    c = cmds.add_parser("cancel", help="cancel a job: CancelProof")
+    c.add_argument("job_id")
+    cmds.add_parser("status", help="engine status: GetStatus")
+    for name in ("preload", "evict"):
+        c = cmds.add_parser(
+            name, help=f"{name} a circuit's parameters: {'PreloadSRS' if name == 'preload' else 'EvictSRS'}"
+        )
+        c.add_argument("circuit_id")
+    cmds.add_parser("metrics", help="Prometheus text: GetMetrics")
+    p.set_defaults(func=cmd_client)
+
+
+def _nonneg(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative")
+    return n
+
+
+def default_addr() -> str:
+    from cuzk.server.config import DEFAULT_LISTEN
+
+    return os.environ.get("CUZK_ADDR") or DEFAULT_LISTEN
+
+
+def channel_target(addr: str) -> str:
+    """A gRPC target from unix:///path or host:port."""
+    if addr.startswith("unix://"):
+        return "unix:" + addr[len("unix://") :]
+    if ":" not in addr:
+        raise UsageError(f"--addr {addr!r} is neither unix:///path nor host:port")
+    return addr
+
+
+class Client:
+    """A small synchronous client: one channel, the bearer token on every call."""
+
+    def __init__(self, addr: str, token: str = "", timeout: float | None = None) -> None:
+        import grpc
+
+        from cuzk.server.auth import bearer
+        from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+        limit = 256 << 20  # what Curio's client sets
+        self._channel = grpc.insecure_channel(
+            channel_target(addr),
+            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
+        )
+        self.stub = pb_grpc.ProvingEngineStub(self._channel)
+        self.metadata = bearer(token)
+        self.timeout = timeout
+
+    def call(self, rpc: str, request: Any) -> Any:
+        import grpc
+
+        try:
+            return getattr(self.stub, rpc)(request, metadata=self.metadata, timeout=self.timeout)
+        except grpc.RpcError as exc:
+            raise ClientError(exc) from None
+
+    def close(self) -> None:
+        self._channel.close()
+
+
+class ClientError(UsageError):
+    """A gRPC call that returned a status other than OK: the daemon's code and message."""
+
+    def __init__(self, exc: Any) -> None:
+        code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+        details = exc.details() if hasattr(exc, "details") else str(exc)
+        super().__init__(f"{code}: {details}")
+        self.code = code
+
+
+def submit_message(args: argparse.Namespace) -> Any:
+    from cuzk.server.v1 import proving_pb2 as pb
+
+    if not args.circuit and not args.kind:
+        raise UsageError("name a --circuit or a --kind")
+    msg = pb.SubmitProofRequest(
+        request_id=args.request_id,
+        circuit=args.circuit or "",
+        instance_seed=args.seed,
+        partitions=args.partitions,
+    )
+    if args.kind:
+        msg.proof_kind = pb.ProofKind.Value(KIND_NAMES[args.kind])
+    if args.priority:
+        msg.priority = pb.Priority.Value(args.priority.upper())
+    return msg
+
+
+def _result_dict(r: Any) -> dict[str, Any]:
+    from cuzk.server.v1 import proving_pb2 as pb
+
+    return {
+        "job_id": r.job_id,
+        "status": pb.AwaitProofResponse.Status.Name(r.status),
+        "proof_bytes": len(r.proof),
+        "error": r.error_message,
+        "public_inputs": json.loads(r.public_inputs_json) if r.public_inputs_json else [],
+        "queue_wait_ms": r.queue_wait_ms,
+        "srs_load_ms": r.srs_load_ms,
+        "synthesis_ms": r.synthesis_ms,
+        "gpu_compute_ms": r.gpu_compute_ms,
+        "total_ms": r.total_ms,
+    }
+
+
+def _write_result(r: Any, args: argparse.Namespace) -> None:
+    from cuzk.paths import write_atomic
+
+    if getattr(args, "out", None) and r.proof:
+        write_atomic(args.out, r.proof)
+    if getattr(args, "public_out", None) and r.public_inputs_json:
+        data = json.loads(r.public_inputs_json)
+        write_atomic(args.public_out, json.dumps(data[0] if len(data) == 1 else data) + "\n")
+
+
+def cmd_client(args: argparse.Namespace) -> int:
+    from google.protobuf.json_format import MessageToDict
+
+    from cuzk.cli.output import check_output_paths
+    from cuzk.server.v1 import proving_pb2 as pb
+
+    check_output_paths(getattr(args, "out", None), getattr(args, "public_out", None))
+    client = Client(args.addr or default_addr(), args.token or os.environ.get("CUZK_TOKEN", ""), args.timeout)
+    try:
+        cmd = args.client_command
+        if cmd in ("prove", "await"):
+            if cmd == "prove":
+                r = client.call("Prove", pb.ProveRequest(submit=submit_message(args))).result
+            else:
+                r = client.call(
+                    "AwaitProof", pb.AwaitProofRequest(job_id=args.job_id, timeout_ms=int(args.wait * 1e3))
+                )
+            _write_result(r, args)
+            d = _result_dict(r)
+            if args.json:
+                print(json.dumps(d))
+            else:
+                print(f"{d['job_id']}: {d['status']}" + (f" ({d['error']})" if d["error"] else ""))
+                if d["status"] == "COMPLETED":
+                    print(
+                        f"  {d['proof_bytes']} proof bytes; queue {d['queue_wait_ms']} ms, srs {d['srs_load_ms']} ms, "
+                        f"synthesis {d['synthesis_ms']} ms, gpu {d['gpu_compute_ms']} ms, total {d['total_ms']} ms"
+                    )
+            return {"COMPLETED": 0, "TIMEOUT": 4}.get(d["status"], 3)
+        if cmd == "submit":
+            s = client.call("SubmitProof", submit_message(args))
+            print(json.dumps({"job_id": s.job_id, "queue_position": s.queue_position}) if args.json else
+                  f"{s.job_id} queued at position {s.queue_position}")  # fmt: skip
+            return 0
+        if cmd == "cancel":
+            c = client.call("CancelProof", pb.CancelProofRequest(job_id=args.job_id))
+            print(json.dumps({"was_running": c.was_running}) if args.json else
+                  f"{args.job_id}: cancelled{' (it was running)' if c.was_running else ''}")  # fmt: skip
+            return 0
+        if cmd == "status":
+            st = client.call("GetStatus", pb.GetStatusRequest())
+            d = MessageToDict(st, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+            print(json.dumps(d) if args.json else _status_text(d))
+            return 0
+        if cmd == "preload":
+            r2 = client.call("PreloadSRS", pb.PreloadSrsRequest(circuit_id=args.circuit_id))
+            print(json.dumps({"already_loaded": r2.already_loaded, "load_time_ms": r2.load_time_ms}) if args.json else
+                  f"{args.circuit_id}: " + ("already loaded" if r2.already_loaded else f"loaded in {r2.load_time_ms} ms"))  # fmt: skip
+            return 0
+        if cmd == "evict":
+            r3 = client.call("EvictSRS", pb.EvictSrsRequest(circuit_id=args.circuit_id))
+            print(json.dumps({"was_loaded": r3.was_loaded, "freed_bytes": r3.freed_bytes}) if args.json else
+                  f"{args.circuit_id}: " + (f"evicted, {r3.freed_bytes} bytes freed" if r3.was_loaded else "was not loaded"))  # fmt: skip
+            return 0
+        if cmd == "metrics":
+            sys.stdout.write(client.call("GetMetrics", pb.GetMetricsRequest()).prometheus_text)
+            return 0
+        raise UsageError(f"unknown client command {cmd}")
+    finally:
+        client.close()
+
+
+def _status_text(d: dict[str, Any]) -> str:
+    lines = [
+        f"uptime {d['uptime_seconds']} s; proofs completed {d['total_proofs_completed']}, "
+        f"failed {d['total_proofs_failed']}"
+    ]
+    for g in d.get("gpus", []):
+        job = f"proving {g['current_job_id']} ({g['current_proof_kind']})" if g["current_job_id"] else "idle"
+        lines.append(
+            f"gpu {g['ordinal']} {g['name']}: {job}; vram free {int(g['vram_free_bytes']) >> 20} MiB"
+        )
+    for s in d.get("loaded_srs", []):
+        lines.append(
+            f"srs {s['circuit_id']}: {s['tier']}, {int(s['size_bytes']) >> 20} MiB, {s['ref_count']} in use"
+        )
+    for q in d.get("queues", []):
+        lines.append(f"queue {q['proof_kind']}: {q['pending']} pending, {q['in_progress']} in progress")
+    return "\n".join(lines)

@@ -1,0 +1,312 @@
+"""The daemon's TOML config: the reference's sections and keys where they mean something here, validated.
+
+The reference ignores unknown keys and falls back silently on values it cannot
+parse (a typo in `total_budget` becomes 50 GiB). Here an unknown key or a bad
+value is a UsageError naming the key, found at start-up. Keys the reference
+itself deprecated are accepted and reported as ignored, so an operator's
+existing file still loads. docs/DAEMON.md lists every key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cuzk.errors import UsageError
+
+DEFAULT_LISTEN = "unix:///run/cuzk/cuzk.sock"
+
+#: Kinds of the wire (ProofKind names, lower case) -> the registry circuit proved for a request
+#: that names only its kind. porep 10, snap 16, PoSt 1 partitions, as the reference.
+DEFAULT_CIRCUITS: dict[str, str] = {
+    "porep": "porep-small",
+    "snap": "snap-small",
+    "wpost": "wpost-small",
+    "winning": "winning-small",
+}
+DEFAULT_PARTITIONS: dict[str, int] = {"porep": 10, "snap": 16, "wpost": 1, "winning": 1}
+
+_SIZE_UNITS = {"gib": 1 << 30, "mib": 1 << 20, "kib": 1 << 10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}
+
+
+def parse_size(value: Any, key: str) -> int:
+    """`14GiB`, `512MiB`, `5GB`, `100MB`, or plain bytes (an integer)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        for unit, factor in sorted(_SIZE_UNITS.items(), key=lambda kv: -len(kv[0])):
+            if text.endswith(unit) and text[: -len(unit)].isdigit():
+                return int(text[: -len(unit)]) * factor
+        if text.isdigit():
+            return int(text)
+    raise UsageError(f"{key}: {value!r} is not a size (e.g. 64GiB, 512MiB, 5GB or plain bytes)")
+
+
+def parse_duration(value: Any, key: str) -> float:
+    """`5m`, `30s`, `250ms`, or plain seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        for unit, factor in (("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
+            number = text[: -len(unit)]
+            if text.endswith(unit) and number.replace(".", "", 1).isdigit():
+                return float(number) * factor
+        if text.replace(".", "", 1).isdigit():
+            return float(text)
+    raise UsageError(f"{key}: {value!r} is not a duration (e.g. 5m, 30s, 250ms or plain seconds)")
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    """Everything `cuzk daemon` reads from its file, after validation."""
+
+    listen: str = DEFAULT_LISTEN
+    status_listen: str = ""  # host:port of the HTTP status page and /metrics; "" = off
+    token: str = ""  # bearer token; required for TCP listeners
+    tls_cert: str = ""
+    tls_key: str = ""
+    max_message_bytes: int = 128 << 20  # the reference's limit (PoRep inputs are ~51 MB there)
+    grace_period_s: float = 30.0  # on SIGTERM/SIGINT: finish in-flight work this long, then cancel
+    total_budget: int | None = None  # None = auto (available memory minus the margin)
+    safety_margin: int = 5 << 30
+    eviction_min_idle_s: float = 300.0
+    devices: tuple[int, ...] = ()
+    gpu_workers_per_device: int = 2
+    gpu_threads: int = 0
+    max_batch_size: int = 1
+    max_batch_wait_ms: int = 10_000
+    synthesis_threads: int = 0
+    max_parallel_synthesis: int = 0  # 0 = one synthesis worker per core
+    queue_limit: int = 1000  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
+    result_retention_s: float = 3600.0
+    param_cache: str = ""  # parameter folders (`cuzk setup` output); "" = the user cache
+    preload: tuple[str, ...] = ()
+    backend: str = "auto"
+    log_level: str = "info"
+    circuits: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CIRCUITS))
+    partitions: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_PARTITIONS))
+    zkeys: Mapping[str, str] = field(default_factory=dict)  # zkey id -> .zkey path
+    ignored: tuple[str, ...] = ()  # keys the reference deprecated: accepted, reported, unused
+
+
+def _string(v: Any, key: str) -> str:
+    if not isinstance(v, str):
+        raise UsageError(f"{key}: expected a string, got {v!r}")
+    return v
+
+
+def _bool(v: Any, key: str) -> bool:
+    if not isinstance(v, bool):
+        raise UsageError(f"{key}: expected true or false, got {v!r}")
+    return v
+
+
+def _count(minimum: int) -> Callable[[Any, str], int]:
+    def parse(v: Any, key: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise UsageError(f"{key}: expected an integer >= {minimum}, got {v!r}")
+        return v
+
+    return parse
+
+
+def _devices(v: Any, key: str) -> tuple[int, ...]:
+    if not isinstance(v, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v
+    ):
+        raise UsageError(f"{key}: expected a list of device ordinals such as [0, 1], got {v!r}")
+    if len(set(v)) != len(v):
+        raise UsageError(f"{key}: device {v} lists an ordinal twice")
+    return tuple(v)
+
+
+def _strings(v: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+        raise UsageError(f"{key}: expected a list of strings, got {v!r}")
+    return tuple(v)
+
+
+def _budget(v: Any, key: str) -> int | None:
+    return None if isinstance(v, str) and v.strip().lower() == "auto" else parse_size(v, key)
+
+
+def _level(v: Any, key: str) -> str:
+    levels = ("trace", "debug", "info", "warn", "warning", "error")
+    if not isinstance(v, str) or v.lower() not in levels:
+        raise UsageError(f"{key}: expected one of {', '.join(levels)}, got {v!r}")
+    return v.lower()
+
+
+def _backend(v: Any, key: str) -> str:
+    if v not in ("auto", "cpu", "cuda"):
+        raise UsageError(f"{key}: expected auto, cpu or cuda, got {v!r}")
+    return str(v)
+
+
+def _listen(v: Any, key: str) -> str:
+    text = _string(v, key)
+    if text.startswith("unix://"):
+        if not text[len("unix://") :]:
+            raise UsageError(f"{key}: a unix socket address needs a path (unix:///run/cuzk/cuzk.sock)")
+        return text
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:  # 0: any free port
+        raise UsageError(f"{key}: {text!r} is neither unix:///path nor host:port")
+    return text
+
+
+def _status_listen(v: Any, key: str) -> str:
+    return "" if v == "" else _listen(v, key)
+
+
+_Parser = Callable[[Any, str], Any]
+
+#: section.key -> (DaemonConfig field, parser). The reference's keys first, then ours.
+KEYS: dict[str, tuple[str, _Parser]] = {
+    "daemon.listen": ("listen", _listen),
+    "daemon.status_listen": ("status_listen", _status_listen),
+    "daemon.token": ("token", _string),
+    "daemon.token_file": ("token", lambda v, k: _read_token(_string(v, k), k)),
+    "daemon.tls_cert": ("tls_cert", _string),
+    "daemon.tls_key": ("tls_key", _string),
+    "daemon.max_message_bytes": ("max_message_bytes", parse_size),
+    "daemon.grace_period": ("grace_period_s", parse_duration),
+    "daemon.queue_limit": ("queue_limit", _count(1)),
+    "daemon.result_retention": ("result_retention_s", parse_duration),
+    "daemon.backend": ("backend", _backend),
+    "memory.total_budget": ("total_budget", _budget),
+    "memory.safety_margin": ("safety_margin", parse_size),
+    "memory.eviction_min_idle": ("eviction_min_idle_s", parse_duration),
+    "gpus.devices": ("devices", _devices),
+    "gpus.gpu_threads": ("gpu_threads", _count(0)),
+    "gpus.gpu_workers_per_device": ("gpu_workers_per_device", _count(1)),
+    "scheduler.max_batch_size": ("max_batch_size", _count(1)),
+    "scheduler.max_batch_wait_ms": ("max_batch_wait_ms", _count(0)),
+    "synthesis.threads": ("synthesis_threads", _count(0)),
+    "pipeline.max_parallel_synthesis": ("max_parallel_synthesis", _count(0)),
+    "srs.param_cache": ("param_cache", _string),
+    "srs.preload": ("preload", _strings),
+    "logging.level": ("log_level", _level),
+}
+
+#: Keys the reference reads but does not use (or deprecated): accepted so old files load, reported.
+IGNORED_KEYS = frozenset(
+    {
+        "memory.pinned_budget",
+        "memory.working_memory_budget",
+        "scheduler.sort_by_type",
+        "synthesis.partition_workers",
+        "pipeline.enabled",
+        "pipeline.synthesis_lookahead",
+        "pipeline.synthesis_concurrency",
+        "pipeline.slot_size",
+        "pipeline.max_gpu_queue_depth",
+        "logging.format",
+    }
+)
+
+#: Tables whose keys are names chosen by the operator: [circuits] kind = "circuit", [partitions], [zkeys].
+_TABLES = ("circuits", "partitions", "zkeys")
+
+
+def _read_token(path: str, key: str) -> str:
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as exc:
+        raise UsageError(f"{key}: cannot read {path}: {exc.strerror or exc}") from exc
+    if not token:
+        raise UsageError(f"{key}: {path} is empty")
+    return token
+
+
+def _tables(data: Mapping[str, Any]) -> dict[str, Any]:
+    from cuzk.circuits import names
+
+    out: dict[str, Any] = {}
+    circuits = dict(DEFAULT_CIRCUITS)
+    for kind, name in data.get("circuits", {}).items():
+        if kind not in DEFAULT_CIRCUITS:
+            raise UsageError(f"circuits.{kind}: unknown kind; kinds are {', '.join(DEFAULT_CIRCUITS)}")
+        if name not in names():
+            raise UsageError(f"circuits.{kind}: unknown circuit {name!r}; see `cuzk circuits`")
+        circuits[kind] = name
+    out["circuits"] = circuits
+    partitions = dict(DEFAULT_PARTITIONS)
+    for kind, n in data.get("partitions", {}).items():
+        if kind not in DEFAULT_PARTITIONS:
+            raise UsageError(f"partitions.{kind}: unknown kind; kinds are {', '.join(DEFAULT_PARTITIONS)}")
+        partitions[kind] = _count(1)(n, f"partitions.{kind}")
+    out["partitions"] = partitions
+    zkeys = {}
+    for zid, path in data.get("zkeys", {}).items():
+        zkeys[zid] = _string(path, f"zkeys.{zid}")
+        if not Path(zkeys[zid]).is_file():
+            raise UsageError(f"zkeys.{zid}: {zkeys[zid]} is not a file")
+    out["zkeys"] = zkeys
+    return out
+
+
+def parse_config(data: Mapping[str, Any], *, source: str = "config") -> DaemonConfig:
+    """Validate a parsed TOML document; the first unknown key or bad value is a UsageError naming it."""
+    values: dict[str, Any] = {}
+    ignored: list[str] = []
+    for section, body in data.items():
+        if not isinstance(body, Mapping):
+            raise UsageError(f"{source}: {section} must be a [{section}] table")
+        if section in _TABLES:
+            continue
+        for name, value in body.items():
+            key = f"{section}.{name}"
+            if key in IGNORED_KEYS:
+                ignored.append(key)
+                continue
+            if key not in KEYS:
+                known = sorted(k for k in KEYS if k.startswith(section + ".")) or sorted(KEYS)
+                raise UsageError(f"{source}: unknown key {key}; known keys here: {', '.join(known)}")
+            attr, parse = KEYS[key]
+            values[attr] = parse(value, key)
+    values.update(_tables(data))
+    cfg = DaemonConfig(**values, ignored=tuple(ignored))
+    if not cfg.listen.startswith("unix://") and not cfg.token:
+        raise UsageError(
+            f"{source}: daemon.listen {cfg.listen} is TCP; set daemon.token or daemon.token_file "
+            "(TCP without a token is refused)"
+        )
+    if bool(cfg.tls_cert) != bool(cfg.tls_key):
+        raise UsageError(f"{source}: daemon.tls_cert and daemon.tls_key go together")
+    if cfg.preload:
+        unknown = [p for p in cfg.preload if p not in _known_keys(cfg)]
+        if unknown:
+            raise UsageError(f"srs.preload: unknown circuit(s) {', '.join(unknown)}")
+    return cfg
+
+
+def _known_keys(cfg: DaemonConfig) -> set[str]:
+    from cuzk.circuits import names
+
+    return set(names()) | set(cfg.zkeys)
+
+
+def load_config(path: str | os.PathLike[str] | None, *, listen: str | None = None) -> DaemonConfig:
+    """The config at `path` (None: all defaults), with `--listen` overriding daemon.listen."""
+    data: dict[str, Any] = {}
+    source = str(path) if path is not None else "defaults"
+    if path is not None:
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read the config {path}: {exc.strerror or exc}") from exc
+        try:
+            data = tomllib.loads(raw.decode())
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise UsageError(f"{path} is not valid TOML: {exc}") from exc
+    if listen is not None:
+        data.setdefault("daemon", {})
+        data["daemon"] = {**data["daemon"], "listen": listen}
+    return parse_config(data, source=source)

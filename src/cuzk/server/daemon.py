@@ -1,0 +1,208 @@
+"""`cuzk daemon`: the engine behind a gRPC socket, with a status page, until SIGTERM or SIGINT.
+
+Listening: a unix socket by default (mode 0600: only its owner may submit work;
+a stale socket of a dead daemon is removed, a live one is refused), TCP only
+with a bearer token (TLS where configured). Stopping: SIGTERM and SIGINT stop
+intake (new submits get UNAVAILABLE), let in-flight work finish within the
+grace period, cancel what is left, so every job gets its terminal status;
+then the socket is removed and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import socket
+import stat
+import threading
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from cuzk.errors import UsageError
+from cuzk.server.config import DaemonConfig
+
+log = logging.getLogger("cuzk.daemon")
+
+
+def engine_config(cfg: DaemonConfig) -> Any:
+    """The EngineConfig a daemon config stands for."""
+    from cuzk.engine import EngineConfig
+
+    workers = cfg.max_parallel_synthesis or max(1, (os.cpu_count() or 2) // 2)
+    return EngineConfig(
+        backend=cfg.backend,
+        devices=cfg.devices or (0,),
+        gpu_workers_per_device=cfg.gpu_workers_per_device,
+        synthesis_workers=workers,
+        max_batch_size=cfg.max_batch_size,
+        max_batch_wait_ms=cfg.max_batch_wait_ms,
+        memory_budget=cfg.total_budget if cfg.total_budget is not None else "auto",
+        memory_margin=cfg.safety_margin,
+        result_retention_s=cfg.result_retention_s,
+        min_srs_idle_s=cfg.eviction_min_idle_s,
+        queue_limit=cfg.queue_limit,
+    )
+
+
+def _unix_path(listen: str) -> Path | None:
+    return Path(listen[len("unix://") :]) if listen.startswith("unix://") else None
+
+
+def _clear_stale_socket(path: Path) -> None:
+    """Remove a socket file nobody listens on; refuse to start over a live daemon or a non-socket."""
+    if not path.exists() and not path.is_symlink():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    if not stat.S_ISSOCK(path.lstat().st_mode):
+        raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        path.unlink()  # stale: its daemon is gone
+        log.info("removed stale socket %s", path)
+        return
+    finally:
+        probe.close()
+    raise UsageError(f"{path}: another daemon is listening there")
+
+
+@dataclass
+class Daemon:
+    """A running daemon (start() returns at once; stop() drains and cleans up)."""
+
+    cfg: DaemonConfig
+
+    def __post_init__(self) -> None:
+        self.server: grpc.Server | None = None
+        self.engine: Any = None
+        self.http: Any = None
+        self.servicer: Any = None
+        self.address = ""
+        self.status_port = 0
+        self._stopped = threading.Event()
+
+    def start(self) -> None:
+        from cuzk.engine import Engine
+        from cuzk.engine.metrics import EngineMetrics
+        from cuzk.server.auth import TokenInterceptor
+        from cuzk.server.service import ProvingEngineServicer
+        from cuzk.server.status import status_json
+        from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+        cfg = self.cfg
+        path = _unix_path(cfg.listen)
+        if path is not None:
+            _clear_stale_socket(path)
+        self.engine = Engine(engine_config(cfg))
+        metrics = EngineMetrics(self.engine.status)
+        self.engine.add_listener(metrics.observe_result)
+        self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics)
+        limit = cfg.max_message_bytes
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="cuzk-grpc"),
+            interceptors=[TokenInterceptor(cfg.token)] if cfg.token else [],
+            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
+        )
+        pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, self.server)
+        if path is not None:
+            old = os.umask(0o177)  # the socket is born 0600: no window where others may connect
+            try:
+                self.server.add_insecure_port(f"unix:{path}")
+            finally:
+                os.umask(old)
+            os.chmod(path, 0o600)
+            self.address = f"unix://{path}"
+        else:
+            if cfg.tls_cert:
+                creds = grpc.ssl_server_credentials(
+                    [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+                )
+                port = self.server.add_secure_port(cfg.listen, creds)
+            else:
+                port = self.server.add_insecure_port(cfg.listen)
+            if port == 0:
+                raise UsageError(f"cannot listen on {cfg.listen}")
+            self.address = f"{cfg.listen.rpartition(':')[0]}:{port}"
+        self.server.start()
+        if cfg.status_listen:
+            from cuzk.server.http import StatusServer
+
+            self.http = StatusServer(
+                cfg.status_listen,
+                lambda: status_json(self.engine, started=self.servicer.started),
+                metrics.text,
+            )
+            self.http.start()
+            self.status_port = self.http.port
+        for name in cfg.preload:
+            for device, (already, seconds) in self.engine.preload(name).items():
+                log.info(
+                    "preloaded %s on device %s in %.2f s%s",
+                    name,
+                    device,
+                    seconds,
+                    " (already)" if already else "",
+                )
+        for key in cfg.ignored:
+            log.warning("config key %s is accepted for compatibility but has no effect", key)
+
+    def stop(self) -> None:
+        """Stop intake, finish in-flight work within the grace period, cancel the rest, clean up."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        if self.servicer is not None:
+            self.servicer.draining.set()
+        if self.engine is not None:
+            finished = self.engine.wait_idle(timeout=self.cfg.grace_period_s)
+            if not finished:
+                log.warning(
+                    "grace period of %.0f s over: cancelling the jobs still in flight",
+                    self.cfg.grace_period_s,
+                )
+            self.engine.shutdown(wait=finished)
+        if self.server is not None:
+            self.server.stop(grace=2).wait()
+        if self.http is not None:
+            self.http.stop()
+        path = _unix_path(self.cfg.listen)
+        if path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+def run(cfg: DaemonConfig) -> int:
+    """Serve until SIGTERM or SIGINT; exit code 0 after a clean drain."""
+    logging.basicConfig(
+        level=getattr(logging, cfg.log_level.upper().replace("TRACE", "DEBUG"), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("%s: stopping intake and draining", signal.Signals(signum).name)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    daemon = Daemon(cfg)
+    try:
+        daemon.start()
+        extra = (
+            f"; status on http://{cfg.status_listen.rpartition(':')[0]}:{daemon.status_port}/"
+            if daemon.http
+            else ""
+        )
+        print(f"cuzk daemon listening on {daemon.address}{extra}", flush=True)
+        stop.wait()
+    finally:
+        daemon.stop()
+    print("cuzk daemon stopped", flush=True)
+    return 0

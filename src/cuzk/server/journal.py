@@ -1,0 +1,143 @@
+"""The daemon's job journal: every accepted job is on disk before SubmitProof answers.
+
+A proving job may stand for hours of sealing; the reference keeps jobs in
+memory only, so a crash loses them silently. Here the request is written to
+SQLite (WAL mode, synchronous=FULL: a committed row survives kill -9 and power
+loss) before the caller hears "accepted", and the terminal status and result
+are written when the job ends. After a restart, jobs without a terminal status
+are handed back to be re-run (the default) or marked FAILED ("daemon
+restarted"), by config, and AwaitProof on any journaled id is answered from
+here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from cuzk.errors import UsageError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id      TEXT PRIMARY KEY,
+    request     BLOB NOT NULL,       -- the SubmitProofRequest as it came off the wire
+    status      TEXT NOT NULL,       -- accepted | completed | failed | cancelled
+    result      BLOB,                -- the AwaitProofResponse, once terminal
+    error       TEXT,
+    accepted_at REAL NOT NULL,
+    finished_at REAL,
+    attempts    INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status = 'accepted';
+"""
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    job_id: str
+    request: bytes
+    status: str
+    result: bytes | None
+    error: str | None
+    accepted_at: float
+    finished_at: float | None
+    attempts: int
+
+
+class Journal:
+    """A SQLite journal of jobs in the daemon's state directory; safe to share between threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(f"cannot open the job journal {self.path}: {exc}") from exc
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def accept(self, job_id: str, request: bytes) -> bool:
+        """Record an accepted job; False if the id is already journaled and not terminal (same job)."""
+        with self._tx() as db:
+            row = db.execute("SELECT status FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+            if row is not None and row[0] not in TERMINAL:
+                return False
+            db.execute(
+                "INSERT INTO jobs (job_id, request, status, accepted_at) VALUES (?, ?, 'accepted', ?) "
+                "ON CONFLICT(job_id) DO UPDATE SET request = excluded.request, status = 'accepted', "
+                "result = NULL, error = NULL, accepted_at = excluded.accepted_at, finished_at = NULL, "
+                "attempts = 1",
+                (job_id, request, time.time()),
+            )
+            return True
+
+    def finish(self, job_id: str, status: str, result: bytes, error: str | None = None) -> None:
+        """Record a job's terminal status and its AwaitProofResponse bytes."""
+        if status not in TERMINAL:
+            raise UsageError(f"{status!r} is not a terminal status ({', '.join(TERMINAL)})")
+        with self._tx() as db:
+            db.execute(
+                "UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ? WHERE job_id = ?",
+                (status, result, error, time.time(), job_id),
+            )
+
+    def retry(self, job_id: str) -> None:
+        """A journaled open job is being run again (after a restart)."""
+        with self._tx() as db:
+            db.execute("UPDATE jobs SET attempts = attempts + 1 WHERE job_id = ?", (job_id,))
+
+    def get(self, job_id: str) -> JournalEntry | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT job_id, request, status, result, error, accepted_at, finished_at, attempts "
+                "FROM jobs WHERE job_id = ?",
+                (job_id,),
+            ).fetchone()
+        return JournalEntry(*row) if row else None
+
+    def open_jobs(self) -> list[JournalEntry]:
+        """Jobs accepted and never finished (a restart interrupted them), oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT job_id, request, status, result, error, accepted_at, finished_at, attempts "
+                "FROM jobs WHERE status = 'accepted' ORDER BY accepted_at"
+            ).fetchall()
+        return [JournalEntry(*r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status").fetchall()
+        return {status: n for status, n in rows}
+
+    def prune(self, older_than_s: float) -> int:
+        """Forget terminal jobs finished more than `older_than_s` ago; returns how many."""
+        with self._tx() as db:
+            cur = db.execute(
+                "DELETE FROM jobs WHERE status != 'accepted' AND finished_at < ?",
+                (time.time() - older_than_s,),
+            )
+            return cur.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

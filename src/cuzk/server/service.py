@@ -1,0 +1,340 @@
+"""The `cuzk.v1.ProvingEngine` servicer: wire messages in, engine calls, wire messages out.
+
+Every RPC is real where the reference has stubs: CancelProof cancels, EvictSRS
+evicts and reports the bytes freed, AwaitProof honours `timeout_ms` (TIMEOUT)
+and reports CANCELLED, and timings are measured (srs_load_ms included). Errors
+map to gRPC status codes through the one table in cuzk.errors (`grpc_status`);
+a proof that failed is not an RPC error but a FAILED response with its message.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import grpc
+import numpy as np
+
+from cuzk.engine import JobStatus, Priority, ProofRequest
+from cuzk.errors import CuzkError, UsageError, grpc_status
+from cuzk.server.config import DaemonConfig
+from cuzk.server.v1 import proving_pb2 as pb
+from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+#: ProofKind number -> (our kind name, the reference's display name used in status and metrics)
+KINDS: dict[int, tuple[str, str]] = {
+    pb.POREP_SEAL_COMMIT: ("porep", "porep-c2"),
+    pb.SNAP_DEALS_UPDATE: ("snap", "snap-update"),
+    pb.WINDOW_POST_PARTITION: ("wpost", "window-post"),
+    pb.WINNING_POST: ("winning", "winning-post"),
+}
+DISPLAY = {kind: display for kind, display in KINDS.values()}
+_STATUS = {
+    JobStatus.COMPLETED: pb.AwaitProofResponse.COMPLETED,
+    JobStatus.FAILED: pb.AwaitProofResponse.FAILED,
+    JobStatus.CANCELLED: pb.AwaitProofResponse.CANCELLED,
+}
+#: spans summed into the response's timing fields (over partitions, as the reference sums them)
+_TIMING_SPANS = {
+    "queue_wait_ms": "queue_wait",
+    "srs_load_ms": "srs_load",
+    "synthesis_ms": "synthesis",
+    "gpu_compute_ms": "device_lock",
+}
+
+
+def display_kind(family: str) -> str:
+    """The reference's display name of a family (porep-c2, ...); our other families keep their own."""
+    return DISPLAY.get(family, family)
+
+
+def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequest:
+    """A SubmitProofRequest as a ProofRequest; anything that cannot be proved here is a UsageError."""
+    if msg.vanilla_proof or len(msg.vanilla_proofs):
+        raise UsageError(
+            "real Filecoin inputs (vanilla_proof / vanilla_proofs) are not supported: this daemon proves "
+            "its own shape-alike circuits; name one in `circuit` (field 40) with an `instance_seed` (41)"
+        )
+    kind = msg.proof_kind
+    if kind and kind not in KINDS:
+        raise UsageError(f"invalid proof_kind: {kind}")
+    if msg.zkey_id:
+        if msg.zkey_id not in cfg.zkeys:
+            known = ", ".join(sorted(cfg.zkeys)) or "none are configured"
+            raise UsageError(f"unknown zkey_id {msg.zkey_id!r} ({known})")
+        if not len(msg.witnesses):
+            raise UsageError("a zkey_id request needs its circom witnesses (field 45)")
+        witnesses = [_wtns(raw, j) for j, raw in enumerate(msg.witnesses)]
+        return ProofRequest(
+            zkey=cfg.zkeys[msg.zkey_id],
+            witnesses=witnesses,
+            priority=_priority(msg.priority),
+            request_id=msg.request_id or str(uuid.uuid4()),
+        )
+    if len(msg.witnesses):
+        raise UsageError("witnesses (field 45) go with a zkey_id (field 44)")
+    if msg.circuit:
+        circuit = msg.circuit
+    elif kind:
+        circuit = cfg.circuits[KINDS[kind][0]]
+    else:
+        raise UsageError("invalid proof_kind: 0 (name a proof_kind or a circuit)")
+    from cuzk.circuits import get_circuit
+
+    get_circuit(circuit)  # UnknownCircuitError (INVALID_ARGUMENT) here, not later in a worker
+    instances = _instances(msg.instances_json, circuit) if msg.instances_json else None
+    partitions = msg.partitions or None
+    if partitions is None and instances is None and not msg.circuit and kind:
+        partitions = cfg.partitions[KINDS[kind][0]]
+    return ProofRequest(
+        circuit=circuit,
+        seed=msg.instance_seed,
+        instances=instances,
+        partitions=partitions,
+        priority=_priority(msg.priority),
+        request_id=msg.request_id or str(uuid.uuid4()),
+        params_dir=cfg.param_cache or None,
+    )
+
+
+def _priority(value: int) -> Priority | None:
+    """0 is the kind's default; an unknown number means NORMAL, as in the reference."""
+    if value == 0:
+        return None
+    try:
+        return Priority(value)
+    except ValueError:
+        return Priority.NORMAL
+
+
+def _wtns(raw: bytes, index: int) -> np.ndarray:
+    """A .wtns sent on the wire, decoded by the one .wtns reader (which takes a file)."""
+    import tempfile
+
+    from cuzk.interop.wtns import read_wtns
+
+    with tempfile.NamedTemporaryFile(prefix=f"cuzk-witness-{index}-", suffix=".wtns") as fh:
+        fh.write(raw)
+        fh.flush()
+        return read_wtns(fh.name)
+
+
+def _instances(text: str, circuit_name: str) -> list[dict[str, np.ndarray]]:
+    """instances_json: a list with one object per partition, each {array name: nested list}.
+
+    Bits are 0/1 integers; field elements are decimal strings (canonical, < r), as
+    in public.json. Shapes and kinds are checked against the circuit's schema.
+    """
+    from cuzk.algebra import constants as C
+    from cuzk.algebra.fields import FR
+    from cuzk.circuits import get_circuit
+
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"instances_json is not JSON: {exc}") from exc
+    if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
+        raise UsageError("instances_json must be a non-empty list of objects, one per partition")
+    schema = get_circuit(circuit_name).schema()
+    out = []
+    for j, obj in enumerate(data):
+        if set(obj) != set(schema):
+            missing, extra = sorted(set(schema) - set(obj)), sorted(set(obj) - set(schema))
+            raise UsageError(f"instances_json[{j}]: missing {missing}, unexpected {extra}")
+        inst = {}
+        for name, (kind, shape) in schema.items():
+            where = f"instances_json[{j}].{name}"
+            if kind == "bits":
+                arr = np.asarray(obj[name])
+                if arr.shape != tuple(shape) or not np.isin(arr, (0, 1)).all():
+                    raise UsageError(f"{where}: expected 0/1 values of shape {tuple(shape)}")
+                inst[name] = arr.astype(np.uint8)
+            else:
+                flat = np.asarray(obj[name], dtype=object)
+                if flat.shape != tuple(shape):
+                    raise UsageError(f"{where}: expected decimal strings of shape {tuple(shape)}")
+                values = []
+                for s in flat.reshape(-1):
+                    if not isinstance(s, str) or not s.isdigit() or int(s) >= C.R:
+                        raise UsageError(f"{where}: {s!r} is not a canonical decimal field element")
+                    values.append(int(s))
+                inst[name] = FR.from_ints(values).reshape(*shape, 4)
+        out.append(inst)
+    return out
+
+
+def _timings(result: Any) -> dict[str, int]:
+    totals = result.timeline.totals()
+    out = {field: round(totals.get(span, 0.0) * 1e3) for field, span in _TIMING_SPANS.items()}
+    spans = result.timeline.spans
+    out["total_ms"] = (
+        round((max(s.end for s in spans) - min(s.start for s in spans)) * 1e3) if spans else 0
+    )
+    return out
+
+
+def await_response(result: Any) -> pb.AwaitProofResponse:
+    status = _STATUS[result.status]
+    msg = pb.AwaitProofResponse(job_id=result.job_id, status=status)
+    if result.status is JobStatus.COMPLETED:
+        msg.proof = result.proofs
+        msg.public_inputs_json = json.dumps([[str(x) for x in p] for p in result.public_inputs])
+        for key, value in _timings(result).items():
+            setattr(msg, key, value)
+    else:
+        msg.error_message = result.error or result.status.value
+    return msg
+
+
+class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
+    """Maps each RPC onto the engine; refuses new work with UNAVAILABLE once draining."""
+
+    def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None) -> None:
+        self.engine = engine
+        self.cfg = cfg
+        self.metrics = metrics
+        self.started = time.monotonic()
+        self.draining = threading.Event()
+
+    # --- helpers ---
+    def _abort(self, context: grpc.ServicerContext, exc: BaseException) -> Any:
+        code = getattr(grpc.StatusCode, grpc_status(exc))
+        context.abort(code, str(exc) or type(exc).__name__)
+
+    def _submit(self, msg: pb.SubmitProofRequest, context: grpc.ServicerContext) -> Any:
+        if self.draining.is_set():
+            context.abort(grpc.StatusCode.UNAVAILABLE, "the daemon is shutting down and accepts no new jobs")
+        try:
+            return self.engine.submit(to_proof_request(msg, self.cfg))
+        except CuzkError as exc:
+            return self._abort(context, exc)
+
+    def _await(
+        self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
+    ) -> pb.AwaitProofResponse:
+        remaining = context.time_remaining()
+        if remaining is not None:
+            timeout_s = remaining if timeout_s is None else min(timeout_s, remaining)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:  # short waits, so a client that went away frees this thread
+            step = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+            if handle.done():
+                return await_response(handle.result(timeout=0))
+            try:
+                return await_response(handle.result(timeout=step))
+            except CuzkError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return pb.AwaitProofResponse(
+                        job_id=handle.job_id,
+                        status=pb.AwaitProofResponse.TIMEOUT,
+                        error_message=f"the job did not finish within {timeout_s:.3f} s",
+                    )
+                if not context.is_active():
+                    context.abort(grpc.StatusCode.CANCELLED, "the client went away")
+
+    # --- RPCs ---
+    def SubmitProof(
+        self, request: pb.SubmitProofRequest, context: grpc.ServicerContext
+    ) -> pb.SubmitProofResponse:
+        handle = self._submit(request, context)
+        return pb.SubmitProofResponse(job_id=handle.job_id, queue_position=handle.queue_position)
+
+    def AwaitProof(
+        self, request: pb.AwaitProofRequest, context: grpc.ServicerContext
+    ) -> pb.AwaitProofResponse:
+        try:
+            handle = self.engine.get(request.job_id)
+        except CuzkError as exc:
+            return self._abort(context, exc)
+        return self._await(handle, request.timeout_ms / 1e3 if request.timeout_ms else None, context)
+
+    def Prove(self, request: pb.ProveRequest, context: grpc.ServicerContext) -> pb.ProveResponse:
+        if not request.HasField("submit"):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "missing submit field")
+        handle = self._submit(request.submit, context)
+        return pb.ProveResponse(result=self._await(handle, None, context))
+
+    def CancelProof(
+        self, request: pb.CancelProofRequest, context: grpc.ServicerContext
+    ) -> pb.CancelProofResponse:
+        try:
+            handle = self.engine.get(request.job_id)
+            was_running = handle.status is JobStatus.RUNNING
+            cancelled = self.engine.cancel(request.job_id)
+        except CuzkError as exc:
+            return self._abort(context, exc)
+        return pb.CancelProofResponse(was_running=bool(cancelled and was_running))
+
+    def GetStatus(self, request: pb.GetStatusRequest, context: grpc.ServicerContext) -> pb.GetStatusResponse:
+        return status_message(self.engine.status(), uptime=time.monotonic() - self.started)
+
+    def GetMetrics(
+        self, request: pb.GetMetricsRequest, context: grpc.ServicerContext
+    ) -> pb.GetMetricsResponse:
+        text = self.metrics.text() if self.metrics is not None else ""
+        return pb.GetMetricsResponse(prometheus_text=text)
+
+    def PreloadSRS(
+        self, request: pb.PreloadSrsRequest, context: grpc.ServicerContext
+    ) -> pb.PreloadSrsResponse:
+        try:
+            loaded = self.engine.preload(request.circuit_id)
+        except CuzkError as exc:
+            return self._abort(context, exc)
+        already = all(a for a, _ in loaded.values())
+        seconds = sum(s for _, s in loaded.values())
+        return pb.PreloadSrsResponse(
+            already_loaded=already, load_time_ms=0 if already else int(seconds * 1e3)
+        )
+
+    def EvictSRS(self, request: pb.EvictSrsRequest, context: grpc.ServicerContext) -> pb.EvictSrsResponse:
+        try:
+            freed = self.engine.evict(request.circuit_id)
+        except CuzkError as exc:
+            return self._abort(context, exc)
+        return pb.EvictSrsResponse(
+            was_loaded=any(w for w, _ in freed.values()), freed_bytes=sum(b for _, b in freed.values())
+        )
+
+
+_TIERS = {"hot": pb.SRSStatus.HOT, "warm": pb.SRSStatus.WARM, "cold": pb.SRSStatus.COLD}
+
+
+def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusResponse:
+    """GetStatusResponse from engine.status(): each device once, every SRS entry with its true tier."""
+    msg = pb.GetStatusResponse(
+        total_proofs_completed=int(st["counters"].get("completed", 0)),
+        total_proofs_failed=int(st["counters"].get("failed", 0)),
+        uptime_seconds=int(uptime),
+    )
+    by_device: dict[int, list[Mapping[str, Any]]] = {}
+    for w in st["gpu_workers"]:
+        by_device.setdefault(int(w["device"]), []).append(w)
+    for device, workers in sorted(by_device.items()):
+        busy = next((w for w in workers if w.get("job")), None)
+        info = st.get("devices", {}).get(device, {})
+        msg.gpus.add(
+            ordinal=device,
+            name=str(info.get("name", f"GPU {device}")),
+            vram_total_bytes=int(info.get("total_bytes", 0)),
+            vram_free_bytes=int(info.get("free_bytes", 0)),
+            current_job_id=str(busy["job"]) if busy else "",
+            current_proof_kind=display_kind(str(busy.get("family", ""))) if busy else "",
+        )
+    for entry in st["srs"]:
+        key = entry["key"]
+        msg.loaded_srs.add(
+            circuit_id=str(key[0] if isinstance(key, list | tuple) else key),
+            tier=_TIERS.get(str(entry["tier"]), pb.SRSStatus.COLD),
+            size_bytes=int(entry["size_bytes"]),
+            ref_count=int(entry["ref_count"]),
+        )
+    for kind, q in sorted(st.get("queues_by_kind", {}).items()):
+        msg.queues.add(
+            proof_kind=display_kind(kind), pending=int(q["pending"]), in_progress=int(q["in_progress"])
+        )
+    return msg

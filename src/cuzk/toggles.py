@@ -1,0 +1,149 @@
+"""Named toggles: every optimization that can be switched is a real code path with a name.
+
+The seed's lesson: five optimizations applied at once cost 17 s and a day of
+reverting; each change should be switchable by name, with its expected
+effect written beside it, so `cuzk bench ab --a 'k=v' --b 'k=v'` measures one
+against the other. Each toggle says what it is expected to do; BENCHMARKS.md
+holds what it measured.
+
+Set them with `--set key=value` on every bench command, in the engine config
+(`EngineConfig.toggles`), or per request (`ProofRequest.options`). Unknown keys
+and bad values are refused with the list of valid ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cuzk.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Toggle:
+    key: str
+    kind: str  # "bool" | "int" | "window" | "choice"
+    default: Any
+    expected: str  # the effect we expect, written before measuring
+    choices: tuple[str, ...] = ()
+    minimum: int = 1
+
+    def parse(self, text: str) -> Any:
+        t = text.strip().lower()
+        if self.kind == "bool":
+            if t in ("1", "true", "yes", "on"):
+                return True
+            if t in ("0", "false", "no", "off"):
+                return False
+            raise UsageError(f"{self.key}: expected on or off, not {text!r}")
+        if self.kind == "choice":
+            if t not in self.choices:
+                raise UsageError(f"{self.key}: expected one of {', '.join(self.choices)}, not {text!r}")
+            return t
+        if self.kind == "window" and t == "auto":
+            return None
+        if not t.isdigit() or int(t) < self.minimum:
+            what = (
+                "auto or a window of 1..23 bits" if self.kind == "window" else f"an integer >= {self.minimum}"
+            )
+            raise UsageError(f"{self.key}: expected {what}, not {text!r}")
+        value = int(t)
+        if self.kind == "window" and value > 23:
+            raise UsageError(f"{self.key}: a window of {value} bits is above the 23 the kernels support")
+        return value
+
+
+def _window(query: str, note: str) -> Toggle:
+    return Toggle(
+        f"msm.window.{query}",
+        "window",
+        None,
+        f"the Pippenger window of the {note} MSM (auto: chosen from its size). A window a few bits off "
+        "the chosen one costs 10-50% of that MSM; 1-2 bits is a planted regression (many times slower).",
+    )
+
+
+TOGGLES: dict[str, Toggle] = {
+    t.key: t
+    for t in (
+        Toggle(
+            "staging.pinned",
+            "bool",
+            False,
+            "uploads through page-locked (pinned) staging buffers: faster host-to-device copies, but pinning "
+            "costs time per page (the reference measured 5.7 s for 125 GiB where 0.15-0.3 s was assumed), so it "
+            "pays only with buffers pinned once and reused; CUDA backend only.",
+        ),
+        _window("h", "H query"),
+        _window("l", "L query"),
+        _window("a", "A query"),
+        _window("b_g1", "B query on G1"),
+        _window("b_g2", "B query on G2"),
+        Toggle(
+            "msm.g2_on",
+            "choice",
+            "cpu",
+            "where the B MSM on G2 runs: cpu keeps it off the device lock in the finalizer (the reference's "
+            "split: the GPU takes the next partition ~1.7 s sooner there); device runs it in the kernel region, "
+            "faster per proof but serialized with the other MSMs.",
+            choices=("cpu", "device"),
+        ),
+        Toggle(
+            "synthesis.presize",
+            "bool",
+            True,
+            "the witness program writes into buffers sized once from the topology instead of growing them: "
+            "expected a few percent of synthesis (the reference's A2 pre-sizing; it measured no gain there).",
+        ),
+        Toggle("batch.max_size", "int", 1, "same-circuit jobs merged into one prover pass: the reference "
+               "measured 1.42-1.46x throughput for 2 sectors per pass, at twice the memory per pass."),
+        Toggle("gpu.workers_per_device", "int", 2, "GPU workers per device sharing one kernel-region lock: "
+               "with 2, one worker's host work overlaps the other's kernels (the reference: 100% GPU busy)."),
+        Toggle("synthesis.workers", "int", 2, "synthesis worker processes: throughput scales with cores "
+               "until memory or the GPU bounds it."),
+        Toggle("finalize.split", "bool", True, "G2 MSM, assembly and verification in finalizer threads, off "
+               "the GPU worker: the worker picks up the next partition that much sooner."),
+        Toggle("upload.prestage", "bool", True, "a GPU worker uploads its partition's vectors before taking the "
+               "device lock, so copies overlap the other worker's kernels (the reference: NTT+MSM_H "
+               "2.4 s -> 0.69 s per partition with pinned, pre-staged uploads)."),
+    )
+}  # fmt: skip
+
+
+def parse_settings(pairs: Iterable[str]) -> dict[str, Any]:
+    """`key=value` texts -> validated values; unknown keys are refused with the valid ones."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"--set takes key=value, not {pair!r}; valid keys: {', '.join(TOGGLES)}")
+        if key not in TOGGLES:
+            raise UsageError(f"unknown toggle {key!r}; valid keys: {', '.join(TOGGLES)}")
+        out[key] = TOGGLES[key].parse(value)
+    return out
+
+
+def resolved(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every toggle's value: the defaults, overridden by `settings` (already parsed)."""
+    values = {k: t.default for k, t in TOGGLES.items()}
+    for key, value in (settings or {}).items():
+        if key not in TOGGLES:
+            raise UsageError(f"unknown toggle {key!r}; valid keys: {', '.join(TOGGLES)}")
+        values[key] = value
+    return values
+
+
+def windows(settings: Mapping[str, Any] | None) -> dict[str, int]:
+    """The per-MSM window overrides in `settings`: {query: bits} for the ones not auto."""
+    values = resolved(settings)
+    return {
+        k.rsplit(".", 1)[1]: v for k, v in values.items() if k.startswith("msm.window.") and v is not None
+    }
+
+
+def differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """The toggles whose resolved values differ between two settings (for `bench ab`'s report)."""
+    ra, rb = resolved(a), resolved(b)
+    return [k for k in TOGGLES if ra[k] != rb[k]]

@@ -1,0 +1,61 @@
+"""The A/B judge on synthetic timings: planted changes are named, noise is not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuzk.errors import UsageError
+from cuzk.instrument.abtest import alternate, compare, judge, noise_band
+
+
+def _runs(rng: np.random.Generator, n: int, medians: dict[str, float], jitter: float = 0.03) -> list[dict]:
+    runs = []
+    for _ in range(n):
+        r = {p: m * (1 + jitter * rng.standard_normal()) for p, m in medians.items()}
+        r["total"] = sum(r.values())
+        runs.append(r)
+    return runs
+
+
+BASE = {"synthesis": 0.20, "ntt_h": 0.05, "msm_h": 0.30, "msm_l": 0.15, "epilogue": 0.004}
+
+
+def test_a_planted_regression_is_named_and_nothing_else(rng: np.random.Generator) -> None:
+    a = _runs(rng, 5, BASE)
+    b = _runs(rng, 5, {**BASE, "msm_l": 0.60})  # a poor window: msm_l four times slower
+    verdicts = {v.phase: v.verdict for v in compare(a, b)}
+    assert verdicts.pop("msm_l") == "regressed"
+    assert verdicts.pop("total") == "regressed"
+    assert set(verdicts.values()) == {"within noise"}
+
+
+def test_an_improvement(rng: np.random.Generator) -> None:
+    a = _runs(rng, 5, BASE)
+    b = _runs(rng, 5, {**BASE, "msm_h": 0.10})
+    v = {x.phase: x for x in compare(a, b)}
+    assert v["msm_h"].verdict == "improved" and v["msm_h"].ratio < 0.5
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), runs=st.integers(3, 9))
+def test_a_against_a_is_within_noise(seed: int, runs: int) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = _runs(rng, runs, BASE), _runs(rng, runs, BASE)
+    assert {v.verdict for v in compare(a, b)} == {"within noise"}
+
+
+def test_band_floors() -> None:
+    assert noise_band([1.0, 1.0], [1.0, 1.0]) == pytest.approx(0.20)  # identical runs: the relative floor
+    assert noise_band([0.0001] * 3, [0.0001] * 3) == pytest.approx(0.002)  # the absolute floor
+    assert noise_band([1.0, 1.5, 0.5], [1.0, 1.0, 1.0]) > 1.0  # a noisy side widens the band (4 x 0.76)
+
+
+def test_order_and_errors() -> None:
+    assert alternate(3) == ["a", "b", "a", "b", "a", "b"]
+    with pytest.raises(UsageError):
+        judge("x", [], [1.0])
+    v = compare([{"x": 1.0, "only_a": 1.0}], [{"x": 1.0}])  # a phase missing on one side is not judged
+    assert [p.phase for p in v] == ["x"]

@@ -1,0 +1,140 @@
+"""Waterfalls: lanes, merged busy time, the critical path, and PNG / HTML that really render."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuzk.cli.main import main
+from cuzk.errors import FormatError
+from cuzk.instrument.waterfall import build, colour, merged_length, read_jsonl, render
+
+
+def _span(name, start, end, *, job="", depth=0, **attrs):
+    return {"name": name, "start": start, "end": end, "job": job, "depth": depth, "attrs": attrs}
+
+
+def two_job_pipeline() -> list[dict]:
+    """Two jobs: job b's synthesis overlaps job a's GPU work; b's GPU work ends the run."""
+    return [
+        _span("synthesis", 10.0, 12.0, job="a", worker=0, partition=0),
+        _span("witness", 10.0, 11.5, job="a", depth=1, worker=0, partition=0),
+        _span("matvec", 11.5, 12.0, job="a", depth=1, worker=0, partition=0),
+        _span("synthesis", 10.5, 13.0, job="b", worker=1, partition=0),
+        _span("msm_h", 12.0, 13.5, job="a", device=0, partition=0),
+        _span("lock_wait", 13.0, 13.5, job="b", worker=1, device=0, partition=0),
+        _span("msm_h", 13.5, 15.0, job="b", device=0, partition=0),
+        _span("msm_a", 14.0, 14.5, job="b", device=0, partition=0),  # overlaps b's msm_h: counted once
+        _span("epilogue", 15.0, 15.5, job="b", worker=1, partition=0),
+    ]
+
+
+def test_lanes_busy_and_critical_path() -> None:
+    wf = build(two_job_pipeline())
+    assert wf.lanes == [
+        "device 0",
+        "worker 0",
+        "worker 1",
+    ]  # device lanes first; lock_wait stays on its worker
+    assert wf.window == pytest.approx(5.5)
+    # device 0 is busy from 2.0 to 5.0 (relative): 3 s of 5.5, the overlap counted once
+    assert wf.busy == {"device 0": pytest.approx(3.0 / 5.5)}
+    names = [(b.name, b.job) for b in wf.critical]
+    assert names[-1] == ("epilogue", "b")
+    # b's lock wait is not the cause: a's kernels holding the device are
+    assert names == [("synthesis", "a"), ("msm_h", "a"), ("msm_h", "b"), ("epilogue", "b")]
+
+
+def test_merged_length() -> None:
+    assert merged_length([]) == 0
+    assert merged_length([(0, 1), (0.5, 2), (3, 4)]) == pytest.approx(3.0)
+    assert merged_length([(0, 10), (1, 2), (3, 4)]) == pytest.approx(10.0)
+
+
+def test_bad_timelines_are_format_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"name": "x", "start": 1, "end": 2}\nnot json\n')
+    with pytest.raises(FormatError, match=r"bad.jsonl:2: not JSON"):
+        read_jsonl(bad)
+    bad.write_text("[1, 2]\n")
+    with pytest.raises(FormatError, match="JSON object"):
+        read_jsonl(bad)
+    with pytest.raises(FormatError, match="numeric 'start'"):
+        build([{"name": "x", "end": 1.0}])
+    with pytest.raises(FormatError, match="before it starts"):
+        build([_span("x", 2.0, 1.0)])
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(FormatError, match="no spans"):
+        read_jsonl(empty)
+
+
+def _hex(c: str) -> tuple[int, int, int]:
+    return int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)
+
+
+def test_png_decodes_with_the_phase_colours(tmp_path: Path) -> None:
+    from PIL import Image
+
+    out = tmp_path / "w.png"
+    render(two_job_pipeline(), out, title="two jobs")
+    img = np.asarray(Image.open(out).convert("RGB")).reshape(-1, 3)
+    present = {tuple(int(v) for v in px) for px in np.unique(img, axis=0)}
+    for phase in ("synthesis", "msm_h", "epilogue", "lock_wait"):
+        assert _hex(colour(phase)) in present, phase
+    assert _hex(colour("verify")) not in present  # a phase that is not in the timeline is not drawn
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_html_is_one_self_contained_file(tmp_path: Path) -> None:
+    out = tmp_path / "w.html"
+    render(two_job_pipeline(), out)
+    text = out.read_text()
+    parser = _Collect()
+    parser.feed(text)
+    refs = [a for t, a in parser.tags for k in ("src", "href") if k in a]
+    assert refs == []  # no scripts, styles or images fetched from anywhere
+    phases = {a.get("data-phase") for t, a in parser.tags if t == "rect"}
+    assert {"synthesis", "msm_h", "epilogue", "lock_wait"} <= phases
+    assert "device 0 (55% busy)" in text
+
+
+@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")), reason="no chromium")
+def test_html_opens_in_headless_chromium(tmp_path: Path) -> None:
+    out = tmp_path / "w.html"
+    render(two_job_pipeline(), out)
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    proc = subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", out.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert 'data-phase="msm_h"' in proc.stdout
+    assert "Uncaught" not in proc.stderr
+
+
+def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tl = tmp_path / "run.jsonl"
+    tl.write_text("".join(json.dumps(s) + "\n" for s in two_job_pipeline()))
+    assert main(["timeline", "render", str(tl), "-o", str(tmp_path / "w.png")]) == 0
+    out = capsys.readouterr().out
+    assert "device 0 54.5% busy" in out and "critical path:" in out
+    assert (tmp_path / "w.png").stat().st_size > 1000
+    assert main(["timeline", "render", str(tl), "-o", str(tmp_path / "w.svg")]) == 2
+    assert main(["timeline", "render", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "x.png")]) == 2

@@ -1,0 +1,260 @@
+"""The daemon end to end: a real `cuzk daemon` subprocess, real sockets, the client generated from the .proto.
+
+CPU backend; porep-tiny and winning-tiny. Every proof that comes back is
+verified here against the circuit's vk, and its public inputs against the
+instance. Waits are on RPC results and process exits, never on sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cuzk.server.auth import bearer
+from cuzk.server.v1 import proving_pb2 as pb
+from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+pytestmark = pytest.mark.slow
+
+LONG_JOB = 40  # partitions: long enough (tens of seconds on the CPU) to cancel or time out before it ends
+
+
+class Daemon:
+    def __init__(
+        self, tmp: Path, *, extra: str = "", listen: str | None = None, grace: str = "60s", cache: Path
+    ) -> None:
+        self.sock = tmp / "cuzk.sock"
+        self.listen = listen or f"unix://{self.sock}"
+        cfg = tmp / "cuzk.toml"
+        cfg.write_text(
+            f'[daemon]\nlisten = "{self.listen}"\nbackend = "cpu"\ngrace_period = "{grace}"\n'
+            f'{extra}\n[pipeline]\nmax_parallel_synthesis = 1\n[memory]\ntotal_budget = "4GiB"\n'
+        )
+        env = {**os.environ, "CUZK_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cuzk.cli.main", "daemon", "--config", str(cfg)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # blocks until the daemon says where it listens (or dies)
+        if "listening on" not in line:
+            err = self.proc.stderr.read() if self.proc.stderr else ""
+            raise AssertionError(f"daemon did not start: {line!r} {err[-3000:]}")
+        self.address = line.rsplit("listening on ", 1)[1].split(";")[0].strip()
+
+    def target(self) -> str:
+        return (
+            "unix:" + self.address[len("unix://") :] if self.address.startswith("unix://") else self.address
+        )
+
+    def stub(self) -> pb_grpc.ProvingEngineStub:
+        return pb_grpc.ProvingEngineStub(grpc.insecure_channel(self.target()))
+
+    def stop(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        _out, err = self.proc.communicate(timeout=300)
+        return self.proc.returncode, err
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[Daemon]:
+    d = Daemon(tmp_path_factory.mktemp("daemon"), cache=cache)
+    yield d
+    code, err = d.stop()
+    assert code == 0, err[-3000:]
+    assert not d.sock.exists()  # the socket is removed on a clean stop
+
+
+def _verify(circuit_name: str, seed: int, resp: pb.AwaitProofResponse) -> None:
+    """The proof verifies against the cached vk, and its public inputs are the instance's."""
+    from cuzk.backends import get_backend
+    from cuzk.circuits import get_circuit
+    from cuzk.groth16 import proofs_from_bytes, verify
+    from cuzk.groth16.api import load_or_create_parameters
+
+    circuit = get_circuit(circuit_name)
+    topo = circuit.topology()
+    _, params = load_or_create_parameters(circuit.name, topo, topo.hash, get_backend("cpu"))
+    publics = json.loads(resp.public_inputs_json)
+    proofs = proofs_from_bytes(resp.proof)
+    assert len(proofs) == len(publics)
+    for j, (proof, pub) in enumerate(zip(proofs, publics, strict=True)):
+        assert [int(x) for x in pub] == circuit.public_inputs(circuit.random_instance(seed=seed + j))
+        assert verify(params.vk, [int(x) for x in pub], proof)
+        bad = [int(x) for x in pub]
+        bad[0] = (bad[0] + 1) % 2**64
+        assert not verify(params.vk, bad, proof)  # a wrong public input is rejected
+
+
+def test_socket_mode_is_0600(daemon: Daemon) -> None:
+    mode = daemon.sock.stat().st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+
+
+def test_prove_submit_await_and_reused_request_ids(daemon: Daemon, cache: Path) -> None:
+    os.environ["CUZK_CACHE_DIR"] = str(cache)  # _verify reads the daemon's parameters
+    stub = daemon.stub()
+    r = stub.Prove(
+        pb.ProveRequest(submit=pb.SubmitProofRequest(circuit="porep-tiny", instance_seed=5, partitions=2))
+    )
+    assert r.result.status == pb.AwaitProofResponse.COMPLETED, r.result.error_message
+    assert len(r.result.proof) == 2 * 192 and r.result.total_ms > 0 and r.result.synthesis_ms > 0
+    _verify("porep-tiny", 5, r.result)
+    s = stub.SubmitProof(pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=1, request_id="win-1"))
+    assert s.job_id == "win-1"
+    again = stub.SubmitProof(
+        pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=1, request_id="win-1")
+    )
+    assert again.job_id == "win-1"  # in flight or done: the same job
+    a = stub.AwaitProof(pb.AwaitProofRequest(job_id="win-1"))
+    assert a.status == pb.AwaitProofResponse.COMPLETED
+    _verify("winning-tiny", 1, a)
+    stored = stub.AwaitProof(pb.AwaitProofRequest(job_id="win-1"))  # after it finished: the stored result
+    assert stored.proof == a.proof
+
+
+def test_concurrent_clients(daemon: Daemon) -> None:
+    def one(seed: int) -> pb.AwaitProofResponse:
+        stub = daemon.stub()
+        req = pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=seed, priority=pb.HIGH)
+        return stub.Prove(pb.ProveRequest(submit=req)).result
+
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(one, range(10, 14)))
+    assert [r.status for r in results] == [pb.AwaitProofResponse.COMPLETED] * 4
+    assert len({r.job_id for r in results}) == 4
+
+
+def test_bad_requests_get_clear_statuses(daemon: Daemon) -> None:
+    stub = daemon.stub()
+    cases = [
+        (pb.SubmitProofRequest(), grpc.StatusCode.INVALID_ARGUMENT, "proof_kind"),
+        (pb.SubmitProofRequest(proof_kind=9), grpc.StatusCode.INVALID_ARGUMENT, "invalid proof_kind: 9"),
+        (pb.SubmitProofRequest(circuit="porep-huge"), grpc.StatusCode.INVALID_ARGUMENT, "porep-huge"),
+        (
+            pb.SubmitProofRequest(proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b"{}"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "not supported",
+        ),
+        (
+            pb.SubmitProofRequest(circuit="porep-tiny", instances_json="[1]"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "objects",
+        ),
+        (
+            pb.SubmitProofRequest(zkey_id="nope", witnesses=[b"x"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unknown zkey_id",
+        ),
+    ]
+    for req, code, text in cases:
+        with pytest.raises(grpc.RpcError) as info:
+            stub.SubmitProof(req)
+        assert info.value.code() == code and text in info.value.details(), info.value.details()
+    with pytest.raises(grpc.RpcError) as info:
+        stub.AwaitProof(pb.AwaitProofRequest(job_id="never-submitted"))
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Prove(pb.ProveRequest())
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "missing submit" in info.value.details()
+    with pytest.raises(grpc.RpcError) as info:  # over the 128 MiB message limit
+        stub.SubmitProof(pb.SubmitProofRequest(circuit="porep-tiny", instances_json="x" * (129 << 20)))
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    ok = stub.Prove(pb.ProveRequest(submit=pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=2)))
+    assert ok.result.status == pb.AwaitProofResponse.COMPLETED  # the daemon is still fine
+
+
+def test_cancel_and_await_timeout(daemon: Daemon) -> None:
+    stub = daemon.stub()
+    s = stub.SubmitProof(
+        pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB, request_id="long-1")
+    )
+    t = stub.AwaitProof(pb.AwaitProofRequest(job_id=s.job_id, timeout_ms=50))
+    assert t.status == pb.AwaitProofResponse.TIMEOUT
+    stub.CancelProof(pb.CancelProofRequest(job_id=s.job_id))
+    c = stub.AwaitProof(pb.AwaitProofRequest(job_id=s.job_id))
+    assert c.status == pb.AwaitProofResponse.CANCELLED and not c.proof
+    with pytest.raises(grpc.RpcError) as info:
+        stub.CancelProof(pb.CancelProofRequest(job_id="never-submitted"))
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_status_preload_evict_metrics(daemon: Daemon) -> None:
+    stub = daemon.stub()
+    p = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="snap-tiny"))
+    assert not p.already_loaded and p.load_time_ms > 0
+    assert stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="snap-tiny")).already_loaded
+    st = stub.GetStatus(pb.GetStatusRequest())
+    assert [g.ordinal for g in st.gpus] == [0]  # each device once, not once per worker
+    snap = [s for s in st.loaded_srs if s.circuit_id == "snap-tiny"]
+    assert snap and snap[0].tier == pb.SRSStatus.HOT and snap[0].size_bytes > 0 and snap[0].ref_count == 0
+    e = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="snap-tiny"))
+    assert e.was_loaded and e.freed_bytes == snap[0].size_bytes
+    assert not stub.EvictSRS(pb.EvictSrsRequest(circuit_id="snap-tiny")).was_loaded
+    text = stub.GetMetrics(pb.GetMetricsRequest()).prometheus_text
+    for name in ("cuzk_proofs_completed_total", "cuzk_queue_depth", "cuzk_gpu_workers", "cuzk_phase_seconds"):
+        assert f"# TYPE {name}" in text
+
+
+def test_sigterm_gives_every_job_a_terminal_status(tmp_path: Path, cache: Path) -> None:
+    d = Daemon(tmp_path, cache=cache, grace="1s")  # in-flight work past one second is cancelled
+    stub = d.stub()
+    results: list[pb.AwaitProofResponse] = []
+    started = threading.Barrier(4)
+
+    def prove(seed: int) -> None:
+        started.wait()
+        req = pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB, instance_seed=seed)
+        results.append(stub.Prove(pb.ProveRequest(submit=req)).result)
+
+    threads = [threading.Thread(target=prove, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    started.wait()
+    status = stub.GetStatus(pb.GetStatusRequest())  # a round trip after the Prove calls went out
+    assert status.uptime_seconds >= 0
+    d.proc.send_signal(signal.SIGTERM)
+    for t in threads:
+        t.join(timeout=300)
+    code, err = d.stop()
+    assert code == 0, err[-3000:]
+    assert len(results) == 3
+    assert all(
+        r.status in (pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.CANCELLED) for r in results
+    )
+    assert not d.sock.exists()
+
+
+def test_tcp_needs_the_token(tmp_path: Path, cache: Path) -> None:
+    d = Daemon(tmp_path, cache=cache, listen="127.0.0.1:0", extra='token = "s3cret"')
+    try:
+        stub = d.stub()
+        for metadata in ([], bearer("wrong")):
+            with pytest.raises(grpc.RpcError) as info:
+                stub.GetStatus(pb.GetStatusRequest(), metadata=metadata)
+            assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert stub.GetStatus(pb.GetStatusRequest(), metadata=bearer("s3cret")).uptime_seconds >= 0
+    finally:
+        code, err = d.stop()
+    assert code == 0, err[-3000:]
+    assert "s3cret" not in err  # the token is never logged
