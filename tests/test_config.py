@@ -32,8 +32,11 @@ def test_every_variable_is_read() -> None:
             "CUZK_PINNED_STAGING": "On",
             "CUZK_DEVICE_MEMORY_BUDGET": "80G",
             "CUZK_NPM_CACHE": "/tmp/npm",
+            "CUZK_ADDR": "unix:///run/cuzk.sock",
+            "CUZK_TOKEN": "s3cret",
         }
     )
+    assert c.client == config.ClientConfig("unix:///run/cuzk.sock", "s3cret") and "s3cret" not in repr(c)
     assert c.cache.root == Path("/tmp/x") and c.timing.stderr and c.backend.name == "cpu"
     assert c.cuda == config.CudaConfig(
         msm_chunks=4, profile_kernels=True, pinned_staging=True, device_memory_budget="80G"

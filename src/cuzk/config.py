@@ -11,6 +11,8 @@ Every environment variable cuzk reads is read here and nowhere else (a test grep
     CUZK_PINNED_STAGING         cuda.pinned_staging            flag: page-locked upload staging
     CUZK_DEVICE_MEMORY_BUDGET   cuda.device_memory_budget      '80G', '512M', bytes (parsed by the backend)
     CUZK_NPM_CACHE              npm.cache                      a folder for the test toolchain (tools/)
+    CUZK_ADDR                   client.addr                    the daemon `cuzk client` talks to
+    CUZK_TOKEN                  client.token                   its bearer token (kept out of repr)
 
 Flags take 1/true/yes/on or 0/false/no/off in any case; empty is unset. A value that does not
 parse is a UsageError naming the variable, raised by the first `get()`: bad settings fail at once,
@@ -108,6 +110,14 @@ class NpmConfig:
 
 
 @dataclass(frozen=True)
+class ClientConfig:
+    """Defaults for `cuzk client`: the daemon's address (None: the daemon's default) and token."""
+
+    addr: str | None = None
+    token: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
 class Config:
     """All settings, one dataclass per component."""
 
@@ -116,6 +126,7 @@ class Config:
     backend: BackendChoice = field(default_factory=BackendChoice)
     cuda: CudaConfig = field(default_factory=CudaConfig)
     npm: NpmConfig = field(default_factory=NpmConfig)
+    client: ClientConfig = field(default_factory=ClientConfig)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Config:
@@ -133,6 +144,7 @@ class Config:
                 device_memory_budget=_text(env, "CUZK_DEVICE_MEMORY_BUDGET"),
             ),
             npm=NpmConfig(Path(npm_cache) if npm_cache else None),
+            client=ClientConfig(addr=_text(env, "CUZK_ADDR"), token=_text(env, "CUZK_TOKEN") or ""),
         )
 
 
