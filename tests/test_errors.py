@@ -32,7 +32,7 @@ def test_every_class_is_drawn_and_documented(cls: type[errors.CuzkError]) -> Non
     [
         (errors.UnsatisfiedError, D.JOB, 3, "INVALID_ARGUMENT"),
         (errors.NotOnCurveError, D.JOB, 2, "INVALID_ARGUMENT"),
-        (errors.UnknownCircuitError, D.JOB, 2, "NOT_FOUND"),
+        (errors.UnknownCircuitError, D.JOB, 2, "INVALID_ARGUMENT"),
         (errors.CircuitTooLargeError, D.JOB, 2, "INVALID_ARGUMENT"),
         (errors.ProofError, D.INTERNAL, 3, "INTERNAL"),
         (errors.BackendUnavailableError, D.JOB, 2, "FAILED_PRECONDITION"),

@@ -229,12 +229,13 @@ EXIT_CODES: dict[type[BaseException], int] = {
 
 #: The same table for the gRPC service: error class -> status code name (grpc.StatusCode member
 #: names, kept as strings so this module imports no grpc). A proof that fails is not a gRPC error
-#: (it is a FAILED result); these are for requests the service refuses or cannot finish.
+#: (it is a FAILED result); these are for requests the service refuses or cannot finish. An unknown
+#: circuit is a bad argument of the request (INVALID_ARGUMENT, as the reference answers an unknown
+#: proof kind); NOT_FOUND is for a job id the engine does not know.
 GRPC_STATUS: dict[type[BaseException], str] = {
     UsageError: "INVALID_ARGUMENT",
     FormatError: "INVALID_ARGUMENT",
     CircuitError: "INVALID_ARGUMENT",
-    UnknownCircuitError: "NOT_FOUND",
     SetupError: "INVALID_ARGUMENT",
     BackendUnavailableError: "FAILED_PRECONDITION",
     DeviceError: "UNAVAILABLE",
