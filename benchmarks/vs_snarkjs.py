@@ -39,9 +39,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tools/
+
 from cuzk.algebra import constants as C
-from cuzk.interop.toolchain import SNARKJS_VERSION, Toolchain
 from cuzk.paths import cache_dir
+from tools.toolchain import SNARKJS_VERSION, Toolchain
 
 DEPTH = 20
 CIRCUITS = {"small": 3, "large": 100}  # Merkle paths of depth 20

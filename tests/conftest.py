@@ -1,5 +1,7 @@
 """Shared fixtures and the marker gates of the suite.
 
+- settings (`cuzk.config`) are re-read after every test, so a fixture that
+  sets a CUZK_ variable calls `config.reload()` and its effect ends with it.
 - `rng`: one seeded numpy Generator per test session (CUZK_TEST_SEED overrides
   the seed, which the header prints, so a failure can be replayed).
 - `@pytest.mark.gpu` tests run only where the CUDA backend can run.
@@ -13,15 +15,25 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
+
+from cuzk import config
 
 SEED = int(os.environ.get("CUZK_TEST_SEED", "20261202"))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"cuzk test seed: {SEED} (set CUZK_TEST_SEED to change)"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_config() -> Iterator[None]:
+    """Settings are read once per process; re-read them after each test (its setenv undone)."""
+    yield
+    config.reload()
 
 
 @pytest.fixture(scope="session")

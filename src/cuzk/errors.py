@@ -1,51 +1,85 @@
-"""The one error tree of cuzk.
+"""The one error tree of cuzk, and what the engine and the CLI do with each error.
 
-    CuzkError
-    ├── UsageError                      arguments that cannot work (an output in a missing folder)
-    ├── FormatError (ValueError)        bytes or files that do not parse
-    │   ├── EncodingError               field or point encodings
-    │   │   ├── WrongLengthError        a buffer of the wrong size
-    │   │   ├── InvalidFlagsError       zcash flag bits that are not allowed
-    │   │   ├── NonCanonicalError       a coordinate or scalar >= its modulus
-    │   │   ├── NotOnCurveError         coordinates that satisfy no curve equation
-    │   │   ├── NotInSubgroupError      a curve point outside the prime-order group
-    │   │   └── InfinityError           the point at infinity where it is not allowed
-    │   ├── ParamsError                 .params / .vk / manifest files
-    │   └── InteropError                circom .r1cs / .wtns, snarkjs .zkey / JSON
-    ├── CircuitError
-    │   ├── UnknownCircuitError         a circuit name nobody registered
-    │   └── UnsatisfiedError            a witness that breaks a constraint
-    ├── SetupError                      degenerate parameters (unbound inputs, ...)
-    ├── ProofError                      a proof that did not verify where one must
-    ├── BackendError
-    │   ├── BackendUnavailableError     asking for a backend this machine lacks
-    │   └── DeviceError                 a CUDA failure, translated in one place
-    │       └── DeviceMemoryError       the device memory budget would be exceeded
-    └── EngineError                     the engine refuses or ends a job
-        ├── QueueFullError              intake is past its configured limit: retry later
-        ├── BudgetExceededError         a job larger than the whole memory budget: never fits
-        ├── JobCancelledError           the job was cancelled before it finished
-        ├── DeadlineExceededError       a wait ran past its timeout
-        ├── ShuttingDownError           the engine is stopping and takes no new work
-        └── UnknownJobError             no job has that id
+    CuzkError                           disposition
+    ├── UsageError                      job     arguments that cannot work (an output in a missing folder)
+    ├── FormatError (ValueError)        job     bytes or files that do not parse
+    │   ├── EncodingError                       field or point encodings
+    │   │   ├── WrongLengthError                a buffer of the wrong size
+    │   │   ├── InvalidFlagsError               zcash flag bits that are not allowed
+    │   │   ├── NonCanonicalError               a coordinate or scalar >= its modulus
+    │   │   ├── NotOnCurveError                 coordinates that satisfy no curve equation
+    │   │   ├── NotInSubgroupError              a curve point outside the prime-order group
+    │   │   └── InfinityError                   the point at infinity where it is not allowed
+    │   ├── ParamsError                         .params / .vk / manifest files
+    │   └── InteropError                        circom .r1cs / .wtns, snarkjs .zkey / JSON
+    ├── CircuitError                    job
+    │   ├── UnknownCircuitError                 a circuit name nobody registered
+    │   ├── CircuitTooLargeError                more constraints than the largest supported domain
+    │   └── UnsatisfiedError                    a witness that breaks a constraint
+    ├── SetupError                      job     degenerate parameters (unbound inputs, ...)
+    ├── ProofError                      internal a proof that did not verify where one must
+    ├── BackendError                    internal
+    │   ├── BackendUnavailableError     job     asking for a backend this machine lacks
+    │   └── DeviceError                 device  a CUDA failure, translated in one place
+    │       └── DeviceMemoryError       retry   the device memory budget would be exceeded
+    └── EngineError                     job     the engine refuses or ends a job
+        ├── QueueFullError              retry   intake is past its configured limit
+        ├── BudgetExceededError         job     a job larger than the whole memory budget: never fits
+        ├── JobCancelledError           job     the job was cancelled before it finished
+        ├── DeadlineExceededError       job     a wait ran past its timeout
+        ├── ShuttingDownError           retry   the engine is stopping and takes no new work
+        └── UnknownJobError             job     no job has that id
+
+A class without its own disposition inherits its parent's. `Disposition` says
+what a worker does when a job raises: JOB ends that job (the request was bad
+or ended; the worker and the device are fine), RETRY ends it with "try again
+later" (a transient shortage), DEVICE ends it and marks the device unhealthy,
+INTERNAL ends it as a bug. `disposition(exc)`, `exit_code(exc)` and
+`grpc_status(exc)` look the nearest listed class up in one table each
+(`EXIT_CODES`, `GRPC_STATUS`); any exception outside the tree is INTERNAL,
+exit code 1, gRPC "INTERNAL".
 
 Lower-layer errors (OSError, CuPy's CUDARuntimeError) are translated at the
-boundary with ``raise ... from``, so callers catch one tree.
+boundary with ``raise ... from``, so callers catch one tree. A ValueError or
+TypeError from a backend or algebra array check (a wrong shape or dtype passed
+between cuzk's own layers) is a bug in the caller, not a bad request: public
+entry points validate their inputs first.
 """
 
 from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import ClassVar, TypeVar
+
+_T = TypeVar("_T")
+
+
+class Disposition(enum.Enum):
+    """What the engine does with a job that raised (see the module docstring)."""
+
+    JOB = "job"
+    RETRY = "retry"
+    DEVICE = "device"
+    INTERNAL = "internal"
 
 
 class CuzkError(Exception):
     """Base of every error cuzk raises on purpose."""
 
+    disposition: ClassVar[Disposition] = Disposition.INTERNAL
+
 
 class UsageError(CuzkError):
     """Arguments that cannot work (e.g. an output path in a missing folder): caught before any work."""
 
+    disposition = Disposition.JOB
+
 
 class FormatError(CuzkError, ValueError):
     """Bytes or a file that do not parse as what they claim to be."""
+
+    disposition = Disposition.JOB
 
 
 class EncodingError(FormatError):
@@ -87,12 +121,18 @@ class InteropError(FormatError):
 class CircuitError(CuzkError):
     """A circuit cannot be built or its witness is wrong."""
 
+    disposition = Disposition.JOB
+
 
 class UnknownCircuitError(CircuitError, KeyError):
     """No circuit of that name is registered."""
 
     def __str__(self) -> str:  # KeyError quotes its message; we want it plain
         return str(self.args[0]) if self.args else ""
+
+
+class CircuitTooLargeError(CircuitError):
+    """The circuit needs an evaluation domain larger than the backends support (2^MAX_LOG_N)."""
 
 
 class UnsatisfiedError(CircuitError):
@@ -107,6 +147,8 @@ class UnsatisfiedError(CircuitError):
 class SetupError(CuzkError):
     """Parameters would be degenerate (an unconstrained variable, an input no constraint binds)."""
 
+    disposition = Disposition.JOB
+
 
 class ProofError(CuzkError):
     """A proof failed verification where a valid one was required."""
@@ -119,21 +161,31 @@ class BackendError(CuzkError):
 class BackendUnavailableError(BackendError):
     """The requested backend does not exist on this machine."""
 
+    disposition = Disposition.JOB
+
 
 class DeviceError(BackendError):
-    """A CUDA call failed; the message names the call."""
+    """A CUDA call failed; the message names the call. The device may be unhealthy."""
+
+    disposition = Disposition.DEVICE
 
 
 class DeviceMemoryError(DeviceError):
-    """An allocation would exceed the configured device memory budget."""
+    """An allocation would exceed the configured device memory budget; it may fit once others finish."""
+
+    disposition = Disposition.RETRY
 
 
 class EngineError(CuzkError):
     """The engine refused a job or ended it without a proof."""
 
+    disposition = Disposition.JOB
+
 
 class QueueFullError(EngineError):
     """Intake is past its configured queue limit; the caller may retry later."""
+
+    disposition = Disposition.RETRY
 
 
 class BudgetExceededError(EngineError):
@@ -149,7 +201,9 @@ class DeadlineExceededError(EngineError):
 
 
 class ShuttingDownError(EngineError):
-    """The engine is shutting down and accepts no new work."""
+    """The engine is shutting down and accepts no new work (another instance may)."""
+
+    disposition = Disposition.RETRY
 
 
 class UnknownJobError(EngineError, KeyError):
@@ -161,19 +215,59 @@ class UnknownJobError(EngineError, KeyError):
 
 #: The one table from error class to process exit code (2: the input or the arguments are bad,
 #: found before any long work; 3: inputs that parse but do not fit together, or a failure while
-#: working). The most specific class listed wins; later layers (gRPC status codes) extend it here.
+#: working). The most specific class listed wins.
 EXIT_CODES: dict[type[BaseException], int] = {
     UsageError: 2,
     FormatError: 2,
     UnknownCircuitError: 2,
+    CircuitTooLargeError: 2,
     BackendUnavailableError: 2,
+    BudgetExceededError: 2,
+    UnknownJobError: 2,
     CuzkError: 3,
 }
+
+#: The same table for the gRPC service: error class -> status code name (grpc.StatusCode member
+#: names, kept as strings so this module imports no grpc). A proof that fails is not a gRPC error
+#: (it is a FAILED result); these are for requests the service refuses or cannot finish. An unknown
+#: circuit is a bad argument of the request (INVALID_ARGUMENT, as the reference answers an unknown
+#: proof kind); NOT_FOUND is for a job id the engine does not know.
+GRPC_STATUS: dict[type[BaseException], str] = {
+    UsageError: "INVALID_ARGUMENT",
+    FormatError: "INVALID_ARGUMENT",
+    CircuitError: "INVALID_ARGUMENT",
+    SetupError: "INVALID_ARGUMENT",
+    BackendUnavailableError: "FAILED_PRECONDITION",
+    DeviceError: "UNAVAILABLE",
+    DeviceMemoryError: "RESOURCE_EXHAUSTED",
+    QueueFullError: "RESOURCE_EXHAUSTED",
+    BudgetExceededError: "RESOURCE_EXHAUSTED",
+    JobCancelledError: "CANCELLED",
+    DeadlineExceededError: "DEADLINE_EXCEEDED",
+    ShuttingDownError: "UNAVAILABLE",
+    UnknownJobError: "NOT_FOUND",
+    CuzkError: "INTERNAL",
+}
+
+
+def _nearest(table: Mapping[type[BaseException], _T], exc: BaseException, default: _T) -> _T:
+    """The value of the nearest class of `exc` (in method resolution order) that `table` lists."""
+    for cls in type(exc).__mro__:
+        if cls in table:
+            return table[cls]
+    return default
 
 
 def exit_code(exc: BaseException) -> int:
     """The exit code for `exc` from EXIT_CODES (its nearest listed base class); 1 if none is listed."""
-    for cls in type(exc).__mro__:
-        if cls in EXIT_CODES:
-            return EXIT_CODES[cls]
-    return 1
+    return _nearest(EXIT_CODES, exc, 1)
+
+
+def grpc_status(exc: BaseException) -> str:
+    """The gRPC status code name for `exc` from GRPC_STATUS; "INTERNAL" for anything outside the tree."""
+    return _nearest(GRPC_STATUS, exc, "INTERNAL")
+
+
+def disposition(exc: BaseException) -> Disposition:
+    """What the engine does with a job that raised `exc`; INTERNAL for anything outside the tree."""
+    return exc.disposition if isinstance(exc, CuzkError) else Disposition.INTERNAL

@@ -17,15 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from cuzk import config
+
 
 def cache_root() -> Path:
     """CUZK_CACHE_DIR, else the user cache dir (e.g. ~/.cache/cuzk); not created."""
-    root = os.environ.get("CUZK_CACHE_DIR")
-    if root:
-        return Path(root)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("cuzk", appauthor=False))
+    return config.get().cache.root
 
 
 def cache_dir(*parts: str) -> Path:

@@ -12,6 +12,7 @@ from cuzk.backends.cuda import _source
 from cuzk.backends.cuda import msm as M
 from cuzk.backends.cuda import ntt as N
 from cuzk.backends.cuda._runtime import parse_budget
+from cuzk.errors import UsageError
 
 
 @pytest.mark.parametrize("log_n", range(0, 29))
@@ -98,7 +99,7 @@ def test_parse_budget(text, value):
 
 @pytest.mark.parametrize("text", ["lots", "-1G", "0"])
 def test_parse_budget_rejects(text):
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError):
         parse_budget(text)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cuzk import config
 from cuzk.algebra.fields import FR
 from cuzk.backends import get_backend
 from cuzk.circuits import get_circuit, list_circuits, names
@@ -20,6 +21,7 @@ LARGE = [n for n in names() if n.endswith(("-medium", "-full"))]
 @pytest.fixture(autouse=True)
 def _cache_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cuzk-cache"))
+    config.reload()
 
 
 def _same(direct, topo, wit) -> None:

@@ -6,12 +6,14 @@ import json
 
 import pytest
 
+from cuzk import config
 from cuzk.cli.main import main
 
 
 @pytest.fixture(autouse=True)
 def _cache_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cuzk-cache"))
+    config.reload()
 
 
 def test_circuits_json(capsys):

@@ -17,7 +17,7 @@ import pytest
 
 from cuzk.algebra import constants as C
 from cuzk.cli.main import main
-from cuzk.interop.toolchain import Toolchain, unavailable_reason
+from tools.toolchain import Toolchain, unavailable_reason
 
 pytestmark = pytest.mark.npm
 

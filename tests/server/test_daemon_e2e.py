@@ -21,6 +21,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from cuzk import config
 from cuzk.server.auth import bearer
 from cuzk.server.v1 import proving_pb2 as pb
 from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
@@ -113,6 +114,7 @@ def test_socket_mode_is_0600(daemon: Daemon) -> None:
 
 def test_prove_submit_await_and_reused_request_ids(daemon: Daemon, cache: Path) -> None:
     os.environ["CUZK_CACHE_DIR"] = str(cache)  # _verify reads the daemon's parameters
+    config.reload()  # settings are read once per process
     stub = daemon.stub()
     r = stub.Prove(
         pb.ProveRequest(submit=pb.SubmitProofRequest(circuit="porep-tiny", instance_seed=5, partitions=2))

@@ -11,9 +11,9 @@ threads asking at once share it: `get_backend("cuda", device=1)` is the second G
 
 from __future__ import annotations
 
-import os
 import threading
 
+from cuzk import config
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.errors import BackendUnavailableError
 
@@ -67,7 +67,7 @@ def _make(name: str, device: int) -> Backend:
 
 def get_backend(name: str | None = None, *, device: int = 0) -> Backend:
     """The backend named (cpu | cuda | auto) on device `device`; None reads CUZK_BACKEND, default auto."""
-    chosen = (name or os.environ.get("CUZK_BACKEND") or "auto").strip().lower()
+    chosen = (name or config.get().backend.name).strip().lower()
     if chosen not in NAMES:
         raise BackendUnavailableError(f"unknown backend {chosen!r}; choose one of {', '.join(NAMES)}")
     if isinstance(device, bool) or not isinstance(device, int) or device < 0:

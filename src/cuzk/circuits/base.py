@@ -16,6 +16,7 @@ bellman path); tests hold the two to bit-for-bit equality.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
@@ -101,6 +102,18 @@ class Circuit(ABC):
     _recording: tuple[Topology, WitnessProgram] | None = field(default=None, repr=False)
     cache_status: str = field(default="", repr=False)
     record_seconds: float | None = field(default=None, repr=False)
+    # Guards _recording: threads asking for one circuit's topology at once record it once (the disk
+    # cache's file lock does the same between processes). Not pickled: see __getstate__.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def family(self) -> str:
@@ -138,16 +151,20 @@ class Circuit(ABC):
         return rec.topology, rec.program
 
     def _load(self, use_cache: bool = True) -> tuple[Topology, WitnessProgram]:
-        if self._recording is None:
-            t0 = time.perf_counter()
-            if use_cache:
-                topo, program, status = rcache.load_or_record(self.cache_path(), self.spec(), self.record)
-            else:
-                (topo, program), status = self.record(), "recorded (cache off)"
-            self.record_seconds = time.perf_counter() - t0
-            self.cache_status = status
-            self._recording = (topo, program)
-        return self._recording
+        recording = self._recording
+        if recording is not None:
+            return recording
+        with self._lock:
+            if self._recording is None:  # another thread may have recorded while we waited
+                t0 = time.perf_counter()
+                if use_cache:
+                    topo, program, status = rcache.load_or_record(self.cache_path(), self.spec(), self.record)
+                else:
+                    (topo, program), status = self.record(), "recorded (cache off)"
+                self.record_seconds = time.perf_counter() - t0
+                self.cache_status = status
+                self._recording = (topo, program)
+            return self._recording
 
     def topology(self, *, use_cache: bool = True) -> Topology:
         return self._load(use_cache)[0]
@@ -157,8 +174,9 @@ class Circuit(ABC):
 
     def forget(self) -> None:
         """Drop the in-memory recording (the disk cache stays)."""
-        self._recording = None
-        self.cache_status = ""
+        with self._lock:
+            self._recording = None
+            self.cache_status = ""
 
     def random_instance(self, seed: int = 0) -> Instance:
         """A valid instance, reproducible from the seed."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from cuzk import config
 from cuzk.errors import UsageError
 
 KIND_NAMES = {
@@ -79,7 +79,7 @@ def _nonneg(text: str) -> int:
 def default_addr() -> str:
     from cuzk.server.config import DEFAULT_LISTEN
 
-    return os.environ.get("CUZK_ADDR") or DEFAULT_LISTEN
+    return config.get().client.addr or DEFAULT_LISTEN
 
 
 def channel_target(addr: str) -> str:
@@ -183,7 +183,7 @@ def cmd_client(args: argparse.Namespace) -> int:
     from cuzk.server.v1 import proving_pb2 as pb
 
     check_output_paths(getattr(args, "out", None), getattr(args, "public_out", None))
-    client = Client(args.addr or default_addr(), args.token or os.environ.get("CUZK_TOKEN", ""), args.timeout)
+    client = Client(args.addr or default_addr(), args.token or config.get().client.token, args.timeout)
     try:
         cmd = args.client_command
         if cmd in ("prove", "await"):

@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from cuzk.algebra.constants import R
+from cuzk.errors import CircuitError
 
 ALPHA = 5
 SECURITY = 128
@@ -152,7 +153,7 @@ def cauchy_mds(t: int) -> list[list[int]]:
 def params(arity: int) -> PoseidonParams:
     """The parameters of Poseidon for `arity` inputs (generated once per process)."""
     if arity < 1:
-        raise ValueError(f"Poseidon arity must be positive, got {arity}")
+        raise CircuitError(f"Poseidon arity must be positive, got {arity}")
     t = arity + 1
     rf, rp = round_numbers(t)
     return PoseidonParams(

@@ -15,6 +15,7 @@ import numpy as np
 from cuzk.algebra import constants as C
 from cuzk.algebra.domain import MAX_LOG_N
 from cuzk.backends.base import CsrMatrix
+from cuzk.errors import CircuitTooLargeError
 
 
 class ConstraintMatrices(Protocol):
@@ -44,7 +45,9 @@ class Domain:
     def for_constraints(cls, n: int, generator: int = C.BELLPERSON_GENERATOR) -> Domain:
         log_m = max(1, (n - 1).bit_length())
         if log_m > MAX_LOG_N:
-            raise ValueError(f"{n} constraints need a domain of 2^{log_m}, above the supported 2^{MAX_LOG_N}")
+            raise CircuitTooLargeError(
+                f"{n} constraints need a domain of 2^{log_m}, above the supported 2^{MAX_LOG_N}"
+            )
         return cls(log_m, C.root_of_unity(log_m, generator), generator)
 
     @property

@@ -1,5 +1,27 @@
-"""Timing spans: every phase of proving is a named span; the names are part of the output contract."""
+"""Timing spans: every phase of proving is a named span; the names are part of the output contract.
 
-from cuzk.instrument.spans import Span, Timeline
+A bottom layer (it imports only `cuzk.config`): any layer may record spans, and sinks decide
+where they go (the CUZK_TIMING stderr line, a collector, JSON lines).
+"""
 
-__all__ = ["Span", "Timeline"]
+from cuzk.instrument.spans import (
+    CollectSink,
+    JsonLinesSink,
+    Sink,
+    Span,
+    StderrSink,
+    Timeline,
+    default_sinks,
+    timing_line,
+)
+
+__all__ = [
+    "CollectSink",
+    "JsonLinesSink",
+    "Sink",
+    "Span",
+    "StderrSink",
+    "Timeline",
+    "default_sinks",
+    "timing_line",
+]

@@ -6,19 +6,28 @@ format version, the topology hash and a content hash over every array; a file
 that does not parse, has another version, or whose hashes do not match is
 reported (a log warning), removed and rebuilt, never used. Files are written
 to a temporary name and renamed, so a crash leaves no half file behind.
+
+"Record if absent" runs under an exclusive file lock (flock on a `.lock`
+sibling), so processes that ask for one shape at once record it once: the
+first records and writes, the others wait and then read that file. The
+kernel drops the lock when its holder dies, even by SIGKILL.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from cuzk import config
 from cuzk.backends.base import CsrMatrix
 from cuzk.paths import open_atomic
 from cuzk.r1cs.program import CallGroup, Source, WitnessProgram
@@ -39,13 +48,8 @@ class CacheMiss(Exception):
 
 
 def cache_dir() -> Path:
-    """$CUZK_CACHE_DIR/r1cs if set, else the user cache dir (platformdirs)/r1cs."""
-    env = os.environ.get("CUZK_CACHE_DIR")
-    if env:
-        return Path(env) / "r1cs"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("cuzk")) / "r1cs"
+    """<cache root>/r1cs (config: CUZK_CACHE_DIR, else the user cache dir); not created here."""
+    return config.get().cache.root / "r1cs"
 
 
 def spec_key(spec: dict[str, Any]) -> str:
@@ -66,7 +70,7 @@ def _content_hash(arrays: dict[str, np.ndarray], header: dict[str, Any]) -> str:
 
 
 def save(path: Path, topo: Topology, program: WitnessProgram, spec: dict[str, Any]) -> None:
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}  # values: arrays (Any: numpy's savez stub mistypes **kwds)
     for n, m in (("A", topo.A), ("B", topo.B), ("C", topo.C)):
         arrays[f"{n}_indptr"] = m.indptr
         arrays[f"{n}_indices"] = m.indices
@@ -162,19 +166,49 @@ def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
     return topo, program
 
 
-def load_or_record(path: Path, spec: dict[str, Any], record: Any) -> tuple[Topology, WitnessProgram, str]:
-    """(topology, program, status) where status is 'hit', 'recorded' or 'rebuilt: <reason>'."""
+@contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `path` (created if absent); without one (a read-only cache dir)
+    go on unlocked, since the cache must not stop proving (at worst two processes record)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        log.warning("cuzk: recording without the cache lock %s: %s", path, exc)
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock; the lock file stays (removing it races a waiter)
+
+
+def load_or_record(
+    path: Path, spec: dict[str, Any], record: Callable[[], tuple[Topology, WitnessProgram]]
+) -> tuple[Topology, WitnessProgram, str]:
+    """(topology, program, status) where status is 'hit', 'recorded' or 'rebuilt: <reason>'.
+
+    A hit needs no lock (files appear whole, by rename); a miss takes the file lock and looks
+    again, since another process may have recorded the shape while this one waited.
+    """
     try:
         topo, program = load(path, spec)
         return topo, program, "hit"
-    except CacheMiss as miss:
-        status = "recorded" if miss.reason == "no cache file" else f"rebuilt: {miss.reason}"
-        if status != "recorded":
-            log.warning("cuzk: discarding cached recording %s: %s", path, miss.reason)
-            path.unlink(missing_ok=True)
-    topo, program = record()
-    try:
-        save(path, topo, program, spec)
-    except OSError as exc:  # a read-only cache dir must not stop proving
-        log.warning("cuzk: could not write the recording cache %s: %s", path, exc)
+    except CacheMiss:
+        pass
+    with _exclusive(path.with_name(path.name + ".lock")):
+        try:
+            topo, program = load(path, spec)
+            return topo, program, "hit"
+        except CacheMiss as miss:
+            status = "recorded" if miss.reason == "no cache file" else f"rebuilt: {miss.reason}"
+            if status != "recorded":
+                log.warning("cuzk: discarding cached recording %s: %s", path, miss.reason)
+                path.unlink(missing_ok=True)
+        topo, program = record()
+        try:
+            save(path, topo, program, spec)
+        except OSError as exc:  # a read-only cache dir must not stop proving
+            log.warning("cuzk: could not write the recording cache %s: %s", path, exc)
     return topo, program, status

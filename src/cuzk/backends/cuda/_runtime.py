@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from cuzk import config
 from cuzk.backends.cuda._source import module_source
-from cuzk.errors import DeviceError, DeviceMemoryError
+from cuzk.errors import DeviceError, DeviceMemoryError, UsageError
 
 #: NVRTC options: none beyond CuPy's own (it adds the device's -arch; the default C++17 suffices).
 NVRTC_OPTIONS: tuple[str, ...] = ()
@@ -48,9 +48,9 @@ def parse_budget(value: str | int | None) -> int | None:
         try:
             budget = int(float(text) * scale)
         except ValueError:
-            raise ValueError(f"cannot read a device memory budget from {value!r} (try '80G')") from None
+            raise UsageError(f"cannot read a device memory budget from {value!r} (try '80G')") from None
     if budget <= 0:
-        raise ValueError(f"the device memory budget must be positive, got {value!r}")
+        raise UsageError(f"the device memory budget must be positive, got {value!r}")
     return budget
 
 
@@ -176,9 +176,7 @@ class CupyRuntime(Runtime):
         self._modules: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
         #: per-launch CUDA events when kernel profiling is on (CUZK_PROFILE_KERNELS=1)
-        self.profile: list[tuple[str, Any, Any]] | None = (
-            [] if os.environ.get("CUZK_PROFILE_KERNELS") else None
-        )
+        self.profile: list[tuple[str, Any, Any]] | None = [] if config.get().cuda.profile_kernels else None
 
     # --- errors -------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -367,4 +365,4 @@ def _is_cuda_error(exc: BaseException) -> bool:
 
 
 def budget_from_env() -> int | None:
-    return parse_budget(os.environ.get("CUZK_DEVICE_MEMORY_BUDGET"))
+    return parse_budget(config.get().cuda.device_memory_budget)

@@ -16,7 +16,6 @@ Importing this module does not import CuPy; constructing a CudaBackend does.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk import config
 from cuzk.algebra.curves import G1, G2, Curve
 from cuzk.algebra.fields import fr_mont
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
@@ -58,10 +58,6 @@ class CudaBases(Bases):
         return CURVES[self.group]
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 class CudaBackend(Backend):
     name = "cuda"
 
@@ -76,12 +72,12 @@ class CudaBackend(Backend):
     ) -> None:
         self.device = device
         budget = parse_budget(memory_budget) if memory_budget is not None else budget_from_env()
-        pinned = _env_flag("CUZK_PINNED_STAGING") if pinned_staging is None else pinned_staging
+        pinned = config.get().cuda.pinned_staging if pinned_staging is None else pinned_staging
         if runtime is None:
             runtime = CupyRuntime(device=device, memory_budget=budget, pinned_staging=pinned)
         self.rt = runtime
         self.xp = runtime.xp
-        chunks = msm_chunks if msm_chunks is not None else os.environ.get("CUZK_MSM_CHUNKS")
+        chunks = msm_chunks if msm_chunks is not None else config.get().cuda.msm_chunks
         self.msm_chunks = int(chunks) if chunks else None
         self._ntt = CudaNtt(runtime)
         self._spmv = SpmvCache(runtime)

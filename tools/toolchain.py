@@ -1,5 +1,8 @@
 """The pinned circom/snarkjs toolchain that the interop tests and benchmarks drive.
 
+Not part of the cuzk wheel (nothing in src/ needs it): tests import it as `tools.toolchain`
+(pytest puts the repository root on sys.path) and benchmarks/vs_snarkjs.py adds the root itself.
+
 `Toolchain.ensure()` installs snarkjs, circom2 (circom compiled to WebAssembly)
 and circomlib at pinned versions from the npm registry into one cached folder
 (CUZK_NPM_CACHE, else <cuzk cache>/npm/<versions>), once; later calls reuse it.
@@ -23,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuzk import config
 from cuzk.paths import cache_dir
 
 SNARKJS_VERSION = "0.7.6"
@@ -42,9 +46,9 @@ def unavailable_reason() -> str | None:
 
 
 def default_root() -> Path:
-    env = os.environ.get("CUZK_NPM_CACHE")
+    root = config.get().npm.cache
     tag = "-".join(f"{k}{v}" for k, v in PACKAGES.items())
-    return Path(env) / tag if env else cache_dir("npm", tag)
+    return root / tag if root else cache_dir("npm", tag)
 
 
 def _run(cmd: Sequence[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
