@@ -13,6 +13,7 @@ Every environment variable cuzk reads is read here and nowhere else (a test grep
     CUZK_NPM_CACHE              npm.cache                      a folder for the test toolchain (tools/)
     CUZK_ADDR                   client.addr                    the daemon `cuzk client` talks to
     CUZK_TOKEN                  client.token                   its bearer token (kept out of repr)
+    CUZK_DEBUG                  debug.traceback                flag: the CLI prints tracebacks of errors
 
 Flags take 1/true/yes/on or 0/false/no/off in any case; empty is unset. A value that does not
 parse is a UsageError naming the variable, raised by the first `get()`: bad settings fail at once,
@@ -118,6 +119,13 @@ class ClientConfig:
 
 
 @dataclass(frozen=True)
+class DebugConfig:
+    """`CUZK_DEBUG=1`: the CLI shows the traceback behind an error (as `--debug` does)."""
+
+    traceback: bool = False
+
+
+@dataclass(frozen=True)
 class Config:
     """All settings, one dataclass per component."""
 
@@ -127,6 +135,7 @@ class Config:
     cuda: CudaConfig = field(default_factory=CudaConfig)
     npm: NpmConfig = field(default_factory=NpmConfig)
     client: ClientConfig = field(default_factory=ClientConfig)
+    debug: DebugConfig = field(default_factory=DebugConfig)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Config:
@@ -145,6 +154,7 @@ class Config:
             ),
             npm=NpmConfig(Path(npm_cache) if npm_cache else None),
             client=ClientConfig(addr=_text(env, "CUZK_ADDR"), token=_text(env, "CUZK_TOKEN") or ""),
+            debug=DebugConfig(traceback=_flag(env, "CUZK_DEBUG")),
         )
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 
@@ -49,13 +48,23 @@ def build_parser() -> argparse.ArgumentParser:
 INTERNAL_ERROR_EXIT = 70
 
 
+def _debug_from_env() -> bool:
+    from cuzk import config
+    from cuzk.errors import CuzkError
+
+    try:
+        return config.get().debug.traceback
+    except CuzkError:  # a bad setting elsewhere is reported by the command that needs it
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; every error ends as one line on stderr and an exit code, never a traceback."""
     from cuzk.errors import CuzkError, exit_code
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    debug = args.debug or os.environ.get("CUZK_DEBUG") == "1"
+    debug = args.debug or _debug_from_env()
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
