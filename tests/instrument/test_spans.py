@@ -13,7 +13,9 @@ import pytest
 from cuzk import config
 from cuzk.instrument import CollectSink, JsonLinesSink, Span, StderrSink, Timeline
 
-LINE = re.compile(r"^CUZK_TIMING job=j1 span=(\w+) ms=(\d+\.\d{3})( \w+=\S+)*$")
+LINE = re.compile(
+    r"^CUZK_TIMING: span=(\w+) job=j1 partition=(\S+) worker=(\S+) device=(\S+) ms=(\d+\.\d{3})( \w+=\S+)*$"
+)
 
 
 def test_no_sink_by_default() -> None:
@@ -28,7 +30,7 @@ def test_cuzk_timing_attaches_the_stderr_line(capsys: pytest.CaptureFixture[str]
         pass
     lines = capsys.readouterr().err.splitlines()
     assert [LINE.match(x).group(1) for x in lines] == ["inner", "outer"]  # each as it ends
-    assert lines[0].endswith(" partition=2")
+    assert LINE.match(lines[0]).group(2) == "2" and LINE.match(lines[1]).group(2) == "-"
 
 
 def test_the_stderr_line_is_written_before_the_outer_span_ends() -> None:
@@ -37,12 +39,12 @@ def test_the_stderr_line_is_written_before_the_outer_span_ends() -> None:
     with tl.span("outer"):
         with tl.span("inner"):
             pass
-        assert stream.getvalue().startswith("CUZK_TIMING job=j1 span=inner ms=")
+        assert stream.getvalue().startswith("CUZK_TIMING: span=inner job=j1 partition=- worker=- device=- ms=")
     assert len(stream.getvalue().splitlines()) == 2
     no_job = io.StringIO()
     with Timeline(sinks=[StderrSink(no_job)]).span("x"):
         pass
-    assert no_job.getvalue().startswith("CUZK_TIMING span=x ms=")
+    assert no_job.getvalue().startswith("CUZK_TIMING: span=x job=- partition=- worker=- device=- ms=")
 
 
 def test_json_lines_and_collect_sinks() -> None:

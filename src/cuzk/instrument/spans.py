@@ -9,7 +9,7 @@ batch) add up.
 Output is not the span's business: a timeline carries a list of sinks, each
 called with (timeline, span) in the span's thread the moment it ends.
 
-- `StderrSink`: the `CUZK_TIMING job=... span=... ms=...` line, written and
+- `StderrSink`: the `CUZK_TIMING: span=... job=... partition=... worker=... ms=...` line, written and
   flushed at once (buffered timing output is lost output). The line format is
   an output contract; it is attached by default when config says so
   (CUZK_TIMING=1).
@@ -82,11 +82,25 @@ class Sink(Protocol):
     def __call__(self, timeline: Timeline, span: Span) -> None: ...
 
 
+#: attributes written right after span= and job=, in this order, when a span has them
+LEADING_KEYS = ("partition", "worker", "device")
+
+
+def _value(v: Any) -> str:
+    """key=value values carry no spaces, so a line splits on whitespace (spaces become underscores)."""
+    return str(v).replace(" ", "_") if v is not None and v != "" else "-"
+
+
 def timing_line(job: str, span: Span) -> str:
-    """The CUZK_TIMING line of a finished span (the output contract of CUZK_TIMING)."""
-    extra = "".join(f" {k}={v}" for k, v in span.attrs.items())
-    tag = f" job={job}" if job else ""
-    return f"CUZK_TIMING{tag} span={span.name} ms={span.seconds * 1e3:.3f}{extra}"
+    """The CUZK_TIMING line of a finished span (an output contract): key=value pairs.
+
+    `CUZK_TIMING: span=NAME job=JOB partition=P worker=W device=D ms=MS` then the
+    span's other attributes; job/partition/worker/device are `-` where unknown.
+    """
+    attrs = span.attrs
+    lead = " ".join(f"{k}={_value(attrs.get(k))}" for k in LEADING_KEYS)
+    rest = "".join(f" {k}={_value(v)}" for k, v in attrs.items() if k not in LEADING_KEYS)
+    return f"CUZK_TIMING: span={span.name} job={_value(job)} {lead} ms={span.seconds * 1e3:.3f}{rest}"
 
 
 class StderrSink:
@@ -175,6 +189,10 @@ class Timeline:
         """A copy of the span list, taken under the lock."""
         with self._lock:
             return list(self.spans)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every span as a JSON-ready record (`Span.as_dict`): what `--timeline FILE` writes."""
+        return [s.as_dict(self.job) for s in self.snapshot()]
 
     def totals(self) -> dict[str, float]:
         """Seconds per span name, summed over repeats, in first-seen order."""
