@@ -25,7 +25,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cuzk.cli.output import add_backend_option, check_output_paths
+from cuzk.cli.output import (
+    add_backend_option,
+    check_output_dir,
+    check_output_paths,
+    output_file,
+    positive_int,
+)
 
 #: toggles that act only inside the engine (no effect on one proof in the caller's thread)
 ENGINE_ONLY = (
@@ -43,26 +49,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--a", default="", help="settings of side A: 'key=value ...' (default: the defaults)")
     p.add_argument("--b", default="", help="settings of side B: 'key=value ...'")
     p.add_argument(
-        "--runs", type=_positive, default=5, help="timed runs per side after a warm-up (default 5)"
+        "--runs", type=positive_int, default=5, help="timed runs per side after a warm-up (default 5)"
     )
     p.add_argument("--engine", action="store_true", help="run batches of jobs through the pipelined engine")
-    p.add_argument("--count", type=_positive, default=4, help="--engine: jobs per batch (default 4)")
+    p.add_argument("--count", type=positive_int, default=4, help="--engine: jobs per batch (default 4)")
     p.add_argument(
-        "--out-dir", type=Path, default=Path("bench-ab"), help="waterfalls and timelines (default ./bench-ab)"
+        "--out-dir",
+        type=output_dir,
+        default=Path("bench-ab"),
+        help="waterfalls and timelines (default ./bench-ab)",
     )
-    p.add_argument("--json", type=Path, help="write the report as JSON here")
+    p.add_argument("--json", type=output_file, help="write the report as JSON here")
     add_backend_option(p)
     p.set_defaults(func=cmd_ab)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
-    return n
 
 
 def _settings(text: str) -> dict[str, Any]:
@@ -222,6 +221,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from cuzk.toggles import resolved
 
     check_output_paths(args.json)
+    check_output_dir(args.out_dir)
     a, b = _settings(args.a), _settings(args.b)
     if not args.engine:
         engine_only = [k for k in ENGINE_ONLY if resolved(a)[k] != resolved(b)[k]]

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from cuzk import config
+from cuzk.cli.output import nonnegative_int, output_file, seconds
 from cuzk.errors import UsageError
 
 KIND_NAMES = {
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--token", help="bearer token (default: CUZK_TOKEN)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--timeout", type=float, default=None, help="RPC deadline in seconds (default: none)")
+    p.add_argument("--timeout", type=seconds, default=None, help="RPC deadline in seconds (default: none)")
     cmds = p.add_subparsers(dest="client_command", metavar="COMMAND", required=True)
     for name, help_ in (("prove", "submit and wait: Prove"), ("submit", "enqueue: SubmitProof")):
         c = cmds.add_parser(name, help=help_)
@@ -39,21 +39,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         c.add_argument(
             "--kind", choices=sorted(KIND_NAMES), help="a proof kind (the daemon's default circuit)"
         )
-        c.add_argument("--seed", type=_nonneg, default=0, help="instance seed (partition j proves seed + j)")
         c.add_argument(
-            "--partitions", type=_nonneg, default=0, help="instances in the job (0: the kind's default)"
+            "--seed", type=nonnegative_int, default=0, help="instance seed (partition j proves seed + j)"
+        )
+        c.add_argument(
+            "--partitions",
+            type=nonnegative_int,
+            default=0,
+            help="instances in the job (0: the kind's default)",
         )
         c.add_argument("--priority", choices=("low", "normal", "high", "critical"), help="default: by kind")
         c.add_argument("--request-id", default="", help="caller key; the same id returns the same job")
-        c.add_argument("--out", type=Path, help="prove: write the proof bytes here")
-        c.add_argument("--public-out", type=Path, help="prove: write the public inputs (JSON) here")
+        c.add_argument("--out", type=output_file, help="prove: write the proof bytes here")
+        c.add_argument("--public-out", type=output_file, help="prove: write the public inputs (JSON) here")
     c = cmds.add_parser("await", help="wait for a job: AwaitProof")
     c.add_argument("job_id")
     c.add_argument(
         "--wait", type=float, default=0.0, help="give up after this many seconds (TIMEOUT; 0: no limit)"
     )
-    c.add_argument("--out", type=Path, help="write the proof bytes here")
-    c.add_argument("--public-out", type=Path, help="write the public inputs (JSON) here")
+    c.add_argument("--out", type=output_file, help="write the proof bytes here")
+    c.add_argument("--public-out", type=output_file, help="write the public inputs (JSON) here")
     c = cmds.add_parser("cancel", help="cancel a job: CancelProof")
     c.add_argument("job_id")
     cmds.add_parser("status", help="engine status: GetStatus")
@@ -64,16 +69,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         c.add_argument("circuit_id")
     cmds.add_parser("metrics", help="Prometheus text: GetMetrics")
     p.set_defaults(func=cmd_client)
-
-
-def _nonneg(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{n} is negative")
-    return n
 
 
 def default_addr() -> str:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from cuzk.cli.output import input_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("daemon", help="run the proving engine as a gRPC daemon (cuzk.v1.ProvingEngine)")
-    p.add_argument("--config", "-c", type=Path, help="TOML config (default: all defaults; docs/DAEMON.md)")
+    p.add_argument(
+        "--config", "-c", type=input_file, help="TOML config (default: all defaults; docs/DAEMON.md)"
+    )
     p.add_argument(
         "--listen",
         "-l",

@@ -165,6 +165,17 @@ def nonnegative_int(text: str) -> int:
     return _int(text, 0)
 
 
+def seconds(text: str) -> float:
+    """A duration in seconds, at least 0 (timeouts, waits)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {text}")
+    return value
+
+
 PATH_TYPES = (input_file, input_dir, output_file, output_dir)
 INT_TYPES = (positive_int, nonnegative_int)
 

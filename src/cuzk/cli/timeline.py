@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from cuzk.cli.output import check_output_paths, console
+from cuzk.cli.output import check_output_paths, console, input_file, output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("timeline", help="timelines: render a JSON-lines timeline as a waterfall")
     cmds = p.add_subparsers(dest="timeline_command", metavar="COMMAND", required=True)
     r = cmds.add_parser("render", help="draw a waterfall (PNG or self-contained HTML) from a .jsonl timeline")
-    r.add_argument("timeline", type=Path, help="a JSON-lines timeline (`--timeline FILE` of prove / bench)")
-    r.add_argument("-o", "--out", required=True, type=Path, help="output file: .png or .html")
+    r.add_argument(
+        "timeline", type=input_file, help="a JSON-lines timeline (`--timeline FILE` of prove / bench)"
+    )
+    r.add_argument("-o", "--out", required=True, type=output_file, help="output file: .png or .html")
     r.add_argument("--title", default="", help="title (default: the timeline's file name)")
     r.set_defaults(func=cmd_render)
 
