@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = cmds.add_parser("await", help="wait for a job: AwaitProof")
     c.add_argument("job_id")
     c.add_argument(
-        "--wait", type=float, default=0.0, help="give up after this many seconds (TIMEOUT; 0: no limit)"
+        "--wait", type=seconds, default=0.0, help="give up after this many seconds (TIMEOUT; 0: no limit)"
     )
     c.add_argument("--out", type=output_file, help="write the proof bytes here")
     c.add_argument("--public-out", type=output_file, help="write the public inputs (JSON) here")
