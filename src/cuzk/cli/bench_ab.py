@@ -29,6 +29,7 @@ from cuzk.cli.output import (
     add_backend_option,
     check_output_dir,
     check_output_paths,
+    output_dir,
     output_file,
     positive_int,
 )
