@@ -19,8 +19,17 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+from cuzk.cli.bench_ab import register as _register_ab
 from cuzk.cli.bench_single import register as _register_single
-from cuzk.cli.output import add_backend_option, nonnegative_int, positive_int, require_subcommand
+from cuzk.cli.output import (
+    add_backend_option,
+    add_timeline_option,
+    check_output_paths,
+    nonnegative_int,
+    positive_int,
+    require_subcommand,
+    write_timeline,
+)
 
 STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
 
@@ -35,6 +44,7 @@ def _register_synth(sub: argparse._SubParsersAction) -> None:
     add_backend_option(p)
     p.add_argument("--profile", action="store_true", help="add a cProfile summary of the top functions")
     p.add_argument("--no-cache", action="store_true", help="record the topology instead of using the cache")
+    add_timeline_option(p)
     p.set_defaults(func=run_synth)
 
 
@@ -42,11 +52,12 @@ def _register_synth(sub: argparse._SubParsersAction) -> None:
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "synth": _register_synth,
     "single": _register_single,
+    "ab": _register_ab,
 }
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="benchmarks: single (prove), synth (synthesis only)")
+    p = sub.add_parser("bench", help="benchmarks: single (prove), synth (synthesis only), ab (A/B)")
     bench_sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     for reg in SUBCOMMANDS.values():
         reg(bench_sub)
@@ -78,6 +89,7 @@ def run_synth(args: argparse.Namespace) -> int:
     from cuzk.circuits import get_circuit
     from cuzk.instrument.spans import Timeline
 
+    check_output_paths(args.timeline)
     c = get_circuit(args.circuit)
     backend = get_backend(args.backend)
     t0 = time.perf_counter()
@@ -94,8 +106,10 @@ def run_synth(args: argparse.Namespace) -> int:
     tracemalloc.stop()
     profiler = cProfile.Profile() if args.profile else None
     runs = []
-    for _ in range(args.iterations):
-        tl = Timeline(job=c.name)
+    timelines = []
+    for i in range(args.iterations):
+        tl = Timeline(job=f"{c.name}-{i}")
+        timelines.append(tl)
         if profiler:
             profiler.enable()
         t = time.perf_counter()
@@ -104,6 +118,7 @@ def run_synth(args: argparse.Namespace) -> int:
         if profiler:
             profiler.disable()
         runs.append((tl.totals(), total))
+    write_timeline(args.timeline, timelines)
     threads = numba.get_num_threads()
     print(f"backend {backend.name}, {threads} threads, {args.iterations} iterations (medians):")
     for step in STEPS:

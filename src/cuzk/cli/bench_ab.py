@@ -27,11 +27,13 @@ from typing import Any
 
 from cuzk.cli.output import (
     add_backend_option,
+    add_timeline_option,
     check_output_dir,
     check_output_paths,
     output_dir,
     output_file,
     positive_int,
+    write_timeline,
 )
 
 #: toggles that act only inside the engine (no effect on one proof in the caller's thread)
@@ -61,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="waterfalls and timelines (default ./bench-ab)",
     )
     p.add_argument("--json", type=output_file, help="write the report as JSON here")
+    add_timeline_option(p)
     add_backend_option(p)
     p.set_defaults(func=cmd_ab)
 
@@ -221,7 +224,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
     from cuzk.instrument.waterfall import render
     from cuzk.toggles import resolved
 
-    check_output_paths(args.json)
+    check_output_paths(args.json, args.timeline)
     check_output_dir(args.out_dir)
     a, b = _settings(args.a), _settings(args.b)
     if not args.engine:
@@ -260,6 +263,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         jsonl = args.out_dir / f"{name}.jsonl"
         jsonl.write_text("".join(json.dumps(r) + "\n" for r in tl.records()))
         render(tl.records(), args.out_dir / f"{name}.png", title=f"{args.circuit} side {name.upper()}")
+    write_timeline(args.timeline, [report["timelines"]["a"], report["timelines"]["b"]])
     con.print(f"waterfalls: {args.out_dir / 'a.png'}, {args.out_dir / 'b.png'} (timelines beside them)")
     if args.json:
         args.json.write_text(

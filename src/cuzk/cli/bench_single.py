@@ -15,7 +15,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cuzk.cli.output import add_backend_option, check_output_paths, input_dir, output_file, positive_int
+from cuzk.cli.output import (
+    add_backend_option,
+    add_settings_option,
+    add_timeline_option,
+    check_output_paths,
+    input_dir,
+    output_file,
+    positive_int,
+    write_timeline,
+)
 from cuzk.errors import UsageError
 from cuzk.paths import write_atomic
 
@@ -29,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_backend_option(p)
     p.add_argument("--g2-on-cpu", action="store_true", help="the G2 MSM on the CPU backend")
     p.add_argument("--json", type=output_file, help="also write the figures here")
+    add_settings_option(p)
+    add_timeline_option(p)
     p.set_defaults(func=cmd_single)
 
 
@@ -40,9 +51,10 @@ def run_single(
     backend_name: str | None = None,
     params_dir: Path | None = None,
     g2_on_cpu: bool = False,
+    settings: dict[str, Any] | None = None,
     say: Any = None,
 ) -> dict[str, Any]:
-    """Prove `runs` times; returns per-phase medians (seconds) and setup facts."""
+    """Prove `runs` times; returns per-phase medians (seconds), setup facts and the timelines."""
     from cuzk.backends import get_backend
     from cuzk.circuits import get_circuit
     from cuzk.engine import LocalProver, ProofRequest
@@ -51,8 +63,14 @@ def run_single(
     if runs < 1 or batch < 1:
         raise UsageError("--runs and --batch must be at least 1")
     say = say or (lambda _m: None)
+    from cuzk.toggles import resolved
+
+    values = resolved(settings)
     backend = get_backend(backend_name)
+    backend.apply_toggles(values)
+    g2_on_cpu = g2_on_cpu or (settings or {}).get("msm.g2_on") == "cpu"
     local = LocalProver(backend, g2_backend=get_backend("cpu") if g2_on_cpu else backend, progress=say)
+    timelines = []
     load = Timeline()
     local.resident(ProofRequest(circuit=circuit_name, params_dir=params_dir), timeline=load)
     loading = load.totals()
@@ -61,12 +79,17 @@ def run_single(
     topo = get_circuit(circuit_name).topology()  # recorded once per process: no second recording
 
     def one(seed: int) -> tuple[dict[str, float], float]:
-        tl = Timeline(job=circuit_name)
+        tl = Timeline(job=f"{circuit_name}-{seed}")
         t0 = time.perf_counter()
         request = ProofRequest(
-            circuit=circuit_name, seed=seed * batch, partitions=batch, params_dir=params_dir
+            circuit=circuit_name,
+            seed=seed * batch,
+            partitions=batch,
+            params_dir=params_dir,
+            options=settings or {},
         )
         local.prove(request, timeline=tl)
+        timelines.append(tl)
         return tl.totals(), time.perf_counter() - t0
 
     say("warm-up proof")
@@ -88,6 +111,7 @@ def run_single(
         "phases_median_s": {p: statistics.median(r[0][p] for r in results) for p in phases},
         "total_median_s": statistics.median(r[1] for r in results),
         "total_min_s": min(r[1] for r in results),
+        "timelines": timelines[1:],  # the timed runs (not the warm-up)
     }
 
 
@@ -96,7 +120,7 @@ def cmd_single(args: argparse.Namespace) -> int:
 
     from cuzk.cli.output import compile_seconds, console, progress_printer
 
-    check_output_paths(args.json)
+    check_output_paths(args.json, args.timeline)
     res = run_single(
         args.circuit,
         runs=args.runs,
@@ -104,8 +128,10 @@ def cmd_single(args: argparse.Namespace) -> int:
         backend_name=args.backend,
         params_dir=args.params,
         g2_on_cpu=args.g2_on_cpu,
+        settings=args.settings,
         say=progress_printer(),
     )
+    write_timeline(args.timeline, res.pop("timelines"))
     table = Table(
         title=f"{res['circuit']} ({res['constraints']:,} constraints) x{res['batch']} on "
         f"{res['backend']['backend']}: median of {res['runs']} proofs",

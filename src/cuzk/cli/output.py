@@ -9,11 +9,12 @@ refused before any work and the CLI's bad-argument test knows what to feed each 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -107,6 +108,58 @@ def check_output_dir(path: Path) -> None:
         raise UsageError(f"{path}: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK):
         raise UsageError(f"{path}: {existing} is not writable (read-only place or no permission)")
+
+
+def _setting(text: str) -> dict[str, Any]:
+    from cuzk.errors import CuzkError
+    from cuzk.toggles import parse_settings
+
+    try:
+        return parse_settings([text])
+    except CuzkError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+class _MergeSettings(argparse.Action):
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        merged = dict(getattr(namespace, self.dest) or {})
+        merged.update(values)
+        setattr(namespace, self.dest, merged)
+
+
+def add_settings_option(p: argparse.ArgumentParser) -> None:
+    """The one `--set key=value` option (repeatable): named toggles (cuzk.toggles), validated."""
+    p.add_argument(
+        "--set",
+        dest="settings",
+        type=_setting,
+        action=_MergeSettings,
+        default={},
+        metavar="KEY=VALUE",
+        help="a named toggle, e.g. msm.window.l=12 or staging.pinned=on (repeatable; see docs/ARCHITECTURE.md)",
+    )
+
+
+def add_timeline_option(p: argparse.ArgumentParser) -> None:
+    """The one `--timeline FILE` option: every span of the run as JSON lines (`cuzk timeline render`)."""
+    p.add_argument(
+        "--timeline",
+        type=output_file,
+        help="write every span as JSON lines here (see `cuzk timeline render`)",
+    )
+
+
+def write_timeline(path: Path | None, timelines: Iterable[Timeline]) -> None:
+    """All spans of `timelines` as JSON lines at `path` (nothing when path is None), all or nothing."""
+    if path is None:
+        return
+    from cuzk.paths import write_atomic
+
+    text = "".join(json.dumps(r, default=str) + "\n" for tl in timelines for r in tl.records())
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def add_backend_option(p: argparse.ArgumentParser) -> None:

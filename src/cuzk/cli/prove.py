@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cuzk.cli.output import (
     add_backend_option,
+    add_timeline_option,
     check_output_dir,
     check_output_paths,
     compile_seconds,
@@ -22,6 +23,7 @@ from cuzk.cli.output import (
     phase_table,
     positive_int,
     progress_printer,
+    write_timeline,
 )
 from cuzk.errors import FormatError, UsageError
 from cuzk.paths import write_atomic
@@ -60,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--vk-out", type=output_file, help="also write the verifying key (.vk) here, for `cuzk verify --vk`"
     )
     p.add_argument("--checked", action="store_true", help="subgroup-check the parameters when loading them")
+    add_timeline_option(p)
     p.add_argument(
         "--g2-on-cpu", action="store_true", help="run the B MSM on G2 on the CPU (finalize off the GPU)"
     )
@@ -114,7 +117,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     from cuzk.engine import LocalProver, ProofRequest
     from cuzk.instrument import Timeline
 
-    check_output_paths(args.out, args.public_out, args.vk_out)
+    check_output_paths(args.out, args.public_out, args.vk_out, args.timeline)
     request = ProofRequest(
         circuit=args.circuit, seed=args.seed, partitions=args.batch, params_dir=args.params
     )
@@ -126,6 +129,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     t0, c0 = time.perf_counter(), compile_seconds()
     result = local.prove(request, timeline=tl)
     elapsed, compiling = time.perf_counter() - t0, compile_seconds() - c0
+    write_timeline(args.timeline, [tl])
     params_dir = local.params_dir(request)
     assert params_dir is not None  # a registry circuit always has a parameter folder
     circuit_name = request.key_name
