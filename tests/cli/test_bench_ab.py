@@ -1,0 +1,54 @@
+"""`cuzk bench ab`: a planted regression is named, A against A is within noise, and the exit code guards CI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cuzk.cli.main import main
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cuzk import config
+
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cuzk-cache"))
+    config.reload()
+
+
+def _report(tmp_path: Path, a: str, b: str) -> tuple[int, dict]:
+    out = tmp_path / "report.json"
+    code = main(
+        ["bench", "ab", "--circuit", "porep-tiny", "--backend", "cpu", "--a", a, "--b", b, "--runs", "3",
+         "--out-dir", str(tmp_path / "ab"), "--json", str(out), "--timeline", str(tmp_path / "ab.jsonl")]
+    )  # fmt: skip
+    return code, json.loads(out.read_text())
+
+
+def test_a_poor_window_for_one_msm_is_named(tmp_path: Path) -> None:
+    code, report = _report(tmp_path, "", "msm.window.h=1")  # 1-bit windows: the H MSM many times slower
+    verdicts = {p["phase"]: p["verdict"] for p in report["phases"]}
+    assert report["differing"] == ["msm.window.h"]
+    assert verdicts["msm_h"] == "regressed" and verdicts["total"] == "regressed"
+    assert code == 1  # B's total regressed: the command fails, so it can guard CI
+    assert (tmp_path / "ab" / "a.png").stat().st_size > 1000 and (tmp_path / "ab" / "b.png").exists()
+    spans = [json.loads(line) for line in (tmp_path / "ab.jsonl").read_text().splitlines()]
+    assert {"msm_h", "synthesis", "verify"} <= {s["name"] for s in spans}
+
+
+def test_a_against_a_is_within_noise(tmp_path: Path) -> None:
+    code, report = _report(tmp_path, "", "")
+    assert report["differing"] == []
+    assert {p["verdict"] for p in report["phases"]} == {"within noise"}, report["phases"]
+    assert code == 0
+
+
+def test_engine_only_toggles_need_the_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "ab", "--a", "", "--b", "batch.max_size=2"]) == 2
+    assert "add --engine" in capsys.readouterr().err
+    assert main(["bench", "ab", "--b", "msm.window.q=3"]) == 2
+    assert "unknown toggle" in capsys.readouterr().err
