@@ -50,32 +50,19 @@ CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, ui
     }
 }
 
-// Place scalar i's (bucket, point) pairs; cursor starts as a copy of the offsets. The atomics of
-// SCATTER_GROUP windows are issued before any of their stores: a store needs its atomic's
-// result, and in-order issue would otherwise wait one atomic round trip per window.
-constexpr int SCATTER_GROUP = 8;
-
+// Place scalar i's (bucket, point) pairs; cursor starts as a copy of the offsets.
 CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint32_t* keys, uint32_t* vals,
                          int c, int windows) {
     fr_t s = load_elem<fr_t>(canon, i);
     const uint32_t B = 1u << (c - 1);
     uint32_t carry = 0;
-    for (int w0 = 0; w0 < windows; w0 += SCATTER_GROUP) {
-        uint32_t g[SCATTER_GROUP], pos[SCATTER_GROUP], v[SCATTER_GROUP];
-#pragma unroll
-        for (int k = 0; k < SCATTER_GROUP; k++) {
-            const int w = w0 + k;
-            int32_t d = w < windows ? signed_digit(s, c, w, windows, carry) : 0;
-            g[k] = d == 0 ? 0xffffffffu : w * B + (uint32_t)(d < 0 ? -d : d) - 1;
-            v[k] = ((uint32_t)i << 1) | (d < 0 ? 1u : 0u);
-            pos[k] = d == 0 ? 0u : atomic_inc(&cursor[g[k]]);
-        }
-#pragma unroll
-        for (int k = 0; k < SCATTER_GROUP; k++) {
-            if (g[k] != 0xffffffffu) {
-                keys[pos[k]] = g[k];
-                vals[pos[k]] = v[k];
-            }
+    for (int w = 0; w < windows; w++) {
+        int32_t d = signed_digit(s, c, w, windows, carry);
+        if (d != 0) {
+            uint32_t g = w * B + (uint32_t)(d < 0 ? -d : d) - 1;
+            uint32_t pos = atomic_inc(&cursor[g]);
+            keys[pos] = g;
+            vals[pos] = ((uint32_t)i << 1) | (d < 0 ? 1u : 0u);
         }
     }
 }
