@@ -8,7 +8,8 @@
 // natural index, so input and output are both in natural order. A block handles T columns
 // (consecutive i2, or in the last pass T consecutive natural indices) so that global accesses
 // come in runs of T elements. Inside the block the DFT is a radix-2 decimation-in-frequency
-// network in shared memory (natural in, bit-reversed out, read back through bitrev).
+// network in shared memory (natural in, bit-reversed out, read back through bitrev), run two
+// stages per step (ntt_butterfly4) with a single radix-2 stage last when log_N is odd.
 //
 // The kernel in ntt.cu calls these steps in parallel loops separated by barriers; the host
 // emulation in the tests calls the same steps in sequential loops.
