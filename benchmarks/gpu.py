@@ -45,12 +45,15 @@ from cuzk.algebra import constants as C  # noqa: E402
 from cuzk.algebra.curves import G1, G2  # noqa: E402
 from cuzk.algebra.fields import FR  # noqa: E402
 from cuzk.backends.cuda.msm import make_plan  # noqa: E402
-from cuzk.backends.cuda.ntt import plan_passes  # noqa: E402
+from cuzk.backends.cuda.ntt import plan_passes, products_per_element  # noqa: E402
 
 #: measured integer peak of the H200 (ANCHORS.md): 32-bit multiply-adds per second
 IMAD_PEAK = 16.5e12
-#: multiply-adds per Montgomery product in our CIOS code (4 N^2 + N: the IMADs in the PTX)
+#: multiply-adds per Montgomery product in our CIOS code (4 N^2 + N: the 32-bit mads in the PTX;
+#: ptxas fuses each lo/hi pair of the even/odd form into one wide IMAD, see field.cuh)
 IMADS = {"fq": 4 * 12 * 12 + 12, "fr": 4 * 8 * 8 + 8}
+#: Fq products per mixed XYZZ addition in the MSM's accumulate kernel (curve.cuh xyzz_madd)
+MADD_PRODUCTS = 10
 
 LOG: list[str] = []
 RESULTS: dict[str, Any] = {"checks": {}, "timings": [], "info": {}}
@@ -200,8 +203,17 @@ def make_bases(be: Any, curve: Any, group: str, log_max: int, seed: int) -> tupl
     return be.bases_from_device(rows, group), logs
 
 
-def profiled(be: Any, name: str, fn: Callable[[], Any]) -> None:
-    """Run fn once with per-kernel CUDA events and store the per-kernel totals."""
+def share(products: float, field: str) -> float | None:
+    """Time the products take at the product rate measured in this run, in ms (None before it)."""
+    rate = RESULTS["info"].get("product_rate", {}).get(field)
+    return None if not rate else 1e3 * products / rate
+
+
+def profiled(
+    be: Any, name: str, fn: Callable[[], Any], bound: dict[str, tuple[float, str]] | None = None
+) -> None:
+    """Run fn once with per-kernel CUDA events and store the per-kernel totals; `bound` maps a
+    kernel to its modelled product count and field, so its share of the arithmetic bound prints."""
     rt = be.rt
     be.synchronize()
     rt.profile = []
@@ -211,6 +223,12 @@ def profiled(be: Any, name: str, fn: Callable[[], Any]) -> None:
     wall = 1e3 * (time.perf_counter() - t0)
     report = rt.profile_report()
     rt.profile = None
+    for kernel, (products, field) in (bound or {}).items():
+        floor = share(products, field)
+        if kernel in report and floor is not None:
+            report[kernel]["bound_ms"] = round(floor, 3)
+            report[kernel]["arith_share"] = round(floor / report[kernel]["ms"], 3)
+            log(f"profile {name}: {kernel} {report[kernel]['ms']:.2f} ms, products alone {floor:.2f} ms")
     RESULTS.setdefault("profiles", {})[name] = {"wall_ms": round(wall, 2), "kernels": report}
     top = sorted(report.items(), key=lambda kv: -kv[1]["ms"])[:8]
     log(
@@ -219,60 +237,84 @@ def profiled(be: Any, name: str, fn: Callable[[], Any]) -> None:
     )
 
 
-def tune_msm(be: Any, timer: Timer, bases: Any) -> None:
+def tune_msm(
+    be: Any,
+    timer: Timer,
+    bases: Any,
+    profile_logs: tuple[int, ...] = (20, 22, 24),
+    variants: dict[int, list[tuple[int, int, int]]] | None = None,
+) -> None:
     """Per-kernel profile of the default plans, then window / chunk / L variants."""
     from cuzk.backends.cuda import msm as M
 
-    for log_n in (20, 22, 24):
+    for log_n in profile_logs:
         host = FR.random(1 << log_n, np.random.default_rng(300 + log_n))
-        profiled(be, f"msm_g1 2^{log_n}", lambda host=host: be.msm(bases, host))
-    host = FR.random(1 << 24, np.random.default_rng(324))
-    variants = [(16, 8, 32), (16, 4, 32), (17, 4, 32), (18, 8, 32), (19, 1, 32), (19, 4, 32), (16, 8, 64)]
-    for c, k, L in variants:
-        M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
-        be.msm_chunks = k
-        try:
-            t = timer(lambda c=c: be.msm(bases, host, window=c), reps=3)
-            row("msm_g1_variant", "2^24", t, window=c, chunks=k, L=L)
-        finally:
-            M.ACCUMULATE_L, M.BIG_ENTRIES = 32, 32 * 64
-            be.msm_chunks = None
+        plan = make_plan(1 << log_n, None, be.msm_chunks, host_scalars=True)
+        madds = (1 << log_n) * plan.windows
+        profiled(
+            be,
+            f"msm_g1 2^{log_n}",
+            lambda host=host: be.msm(bases, host),
+            {"msm_accumulate_g1": (madds * MADD_PRODUCTS, "fq")},
+        )
+    variants = variants or {
+        24: [(16, 8, 32), (16, 4, 32), (17, 4, 32), (19, 1, 32), (16, 8, 64)],
+        26: [(17, 8, 32), (18, 4, 32), (19, 4, 32), (20, 8, 32)],
+    }
+    for log_n, plans in variants.items():
+        if bases.n < 1 << log_n:
+            continue
+        host = FR.random(1 << log_n, np.random.default_rng(300 + log_n))
+        for c, k, L in plans:
+            M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
+            be.msm_chunks = k
+            try:
+                t = timer(lambda c=c, host=host: be.msm(bases, host, window=c), reps=3)
+                row("msm_g1_variant", f"2^{log_n}", t, window=c, chunks=k, L=L)
+            finally:
+                M.ACCUMULATE_L, M.BIG_ENTRIES = 32, 32 * 64
+                be.msm_chunks = None
 
 
-def tune_ntt(be: Any, timer: Timer) -> None:
+def tune_ntt(be: Any, timer: Timer, log_sizes: tuple[int, ...] = (20, 22, 24, 27)) -> None:
+    """The default NTT against its variants in the same run (each output compared to the default's)."""
     from cuzk.backends.cuda import ntt as N
 
-    defaults = (N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG)
+    knobs = ("TILE_LOG", "MAX_PASS_LOG", "THREADS", "FULL_TABLE_LOG", "RADIX4", "KERNEL")
+    defaults = {k: getattr(N, k) for k in knobs}
     variants = [
-        ("default", defaults),
-        ("threads512", (11, 11, 512, 20)),
-        ("two-level", (11, 11, 256, 0)),
-        ("tile12", (12, 12, 1024, 20)),
-        ("tile12-t512", (12, 12, 512, 20)),
+        ("default", {}),
+        ("radix2", {"RADIX4": False}),
+        ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
+        ("table-20", {"FULL_TABLE_LOG": 20}),
+        ("radix2-table-20", {"RADIX4": False, "FULL_TABLE_LOG": 20}),
     ]
-    for log_n in (24, 27):
+
+    def use(values: dict[str, Any]) -> None:
+        for k, v in {**defaults, **values}.items():
+            setattr(N, k, v)
+        be._ntt = N.CudaNtt(be.rt)
+
+    for log_n in log_sizes:
         x = random_fr_device(be, 1 << log_n, seed=log_n)
         w = C.root_of_unity(log_n)
-        for name, (tile, mx, thr, full) in variants:
-            N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = tile, mx, thr, full
-            be._ntt = N.CudaNtt(be.rt)
+        use({})
+        ref = be.ntt(x, w)
+        profiled(be, f"ntt 2^{log_n}", lambda x=x, w=w: be.ntt(x, w))
+        for name, values in variants:
             try:
-                if name == "default":
-                    profiled(be, f"ntt 2^{log_n}", lambda x=x, w=w: be.ntt(x, w))
-                got = be.ntt(x, w)
-                N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = defaults
-                ref = N.CudaNtt(be.rt).transform(x, w, coset=None, inverse=False)
-                N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = tile, mx, thr, full
-                same = bool((got == ref).all())
-                del got, ref
+                use(values)
+                same = bool((be.ntt(x, w) == ref).all())
                 t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=1)
-                row("ntt_variant", f"2^{log_n}", t, variant=name, same_as_default=same)
+                mib = N.full_table_bytes(log_n) / 2**20
+                row("ntt_variant", f"2^{log_n}", t, variant=name, same_as_default=same, table_mib=mib)
+                if not same:
+                    RESULTS["checks"][f"ntt variant {name} 2^{log_n}"] = {"ok": False, "detail": "differs"}
             except Exception as exc:
                 log(f"ntt variant {name} 2^{log_n} failed: {exc}")
             finally:
-                N.TILE_LOG, N.MAX_PASS_LOG, N.THREADS, N.FULL_TABLE_LOG = defaults
-                be._ntt = N.CudaNtt(be.rt)
-        del x
+                use({})
+        del x, ref
 
 
 def time_msm(
@@ -322,12 +364,15 @@ def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
         w = C.root_of_unity(log_n)
         t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=2)
         passes = len(plan_passes(log_n))
+        floor = share(products_per_element(log_n) * n, "fr")
         row(
             "ntt",
             f"2^{log_n}",
             t,
             passes=passes,
             gb_per_s=round(2 * 32 * n * passes / (t["ms"] * 1e-3) / 1e9, 1),
+            products_ms=None if floor is None else round(floor, 3),
+            arith_share=None if floor is None else round(floor / t["ms"], 3),
         )
         if log_n in (20, 24):
             t = timer(lambda x=x, w=w: be.intt(x, w, coset=7), reps=5, warmup=1)
@@ -356,6 +401,7 @@ def time_mul_rate(be: Any, timer: Timer, small: bool = False) -> None:
 
         t = timer(run, reps=5, warmup=1)
         rate = threads * iters * 4 / (t["ms"] * 1e-3)
+        RESULTS["info"].setdefault("product_rate", {})[field] = rate
         row(
             f"{field}_mul_rate",
             f"{threads} thr x {iters}",

@@ -29,6 +29,32 @@ def test_ntt_plan_covers_the_size_within_the_tile(log_n):
         assert g.shared == 32 << (g.log_N + g.log_T) <= 64 * 1024
 
 
+@pytest.mark.parametrize("log_n", [3, 9, 14, 17])
+def test_ntt_product_model_counts_the_kernels_twiddles(log_n, monkeypatch):
+    """products_per_element against a count of the products the kernel's index math performs:
+    a radix-2 butterfly multiplies unless its offset j is 0, an inter-pass twiddle unless
+    i2 k1 = 0, with one more product where the pass reads the two-level table."""
+    monkeypatch.setattr(N, "FULL_TABLE_LOG", 12)  # 2^14 and 2^17 exercise both tables
+    count = 0
+    for g in N.pass_geometry(log_n):
+        blocks_per_dft = 1 << (log_n - g.log_N)
+        for log_h in range(g.log_N):
+            count += blocks_per_dft * sum(1 for beta in range(1 << (g.log_N - 1)) if beta % (1 << log_h))
+        if g.log_S != g.log_N:
+            m = 1 << (g.log_S - g.log_N)
+            nonzero = sum(1 for i2 in range(m) for k1 in range(1 << g.log_N) if i2 * k1)
+            count += (1 << (log_n - g.log_S)) * nonzero * (1 if g.log_S <= N.FULL_TABLE_LOG else 2)
+    assert N.products_per_element(log_n) * (1 << log_n) == pytest.approx(count)
+
+
+def test_full_table_bytes_follow_the_toggle(monkeypatch):
+    monkeypatch.setattr(N, "FULL_TABLE_LOG", 24)
+    assert N.full_table_bytes(24) == 32 * ((1 << 24) + (1 << 16))  # passes 8 + 8 + 8
+    monkeypatch.setattr(N, "FULL_TABLE_LOG", 20)
+    assert N.full_table_bytes(24) == 32 << 16
+    assert N.full_table_bytes(11) == 0  # one pass: no inter-pass twiddles
+
+
 def test_ntt_plan_rejects_oversize():
     with pytest.raises(ValueError):
         N.plan_passes(34)

@@ -26,8 +26,15 @@ TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
 #: passes whose sub-problem has at most 2^FULL_TABLE_LOG points read omega_S^j from one table
-#: (one load) instead of the two-level table (two loads and a product)
-FULL_TABLE_LOG = 20
+#: (one load) instead of the two-level table (two loads and a product). The memory/speed toggle:
+#: 24 costs 512 MiB of device memory per cached 2^24 root (`full_table_bytes`), 20 at most 32 MiB
+FULL_TABLE_LOG = 24
+#: run the shared-memory network two stages per step (a radix-4 step holding four elements in
+#: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
+RADIX4 = True
+#: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
+KERNEL = "ntt_pass"
 
 
 def plan_passes(log_n: int) -> tuple[int, ...]:
@@ -73,6 +80,26 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
         )
         log_S -= log_N
     return out
+
+
+def products_per_element(log_n: int) -> float:
+    """Fr products per element of one forward transform (no coset), for the arithmetic bound:
+    a DFT of 2^k points costs 2^(k-1) (1 - 2^-h) twiddle products at its stage of half-size 2^h,
+    and every pass but the last multiplies all but its zero-exponent outputs by one inter-pass
+    twiddle (one table load where the pass's sub-problem has at most 2^FULL_TABLE_LOG points,
+    else two loads and one more product)."""
+    total = 0.0
+    for g in pass_geometry(log_n):
+        total += sum(0.5 * (1 - 2.0**-h) for h in range(g.log_N))
+        if g.log_S != g.log_N:
+            nonzero = (1 - 2.0**-g.log_N) * (1 - 2.0 ** (g.log_N - g.log_S))
+            total += nonzero * (1 if g.log_S <= FULL_TABLE_LOG else 2)
+    return total
+
+
+def full_table_bytes(log_n: int) -> int:
+    """Device bytes of the one-load twiddle tables of one root of a 2^log_n transform."""
+    return sum(32 << g.log_S for g in pass_geometry(log_n)[:-1] if g.log_S <= FULL_TABLE_LOG)
 
 
 def tw_bits(log_n: int) -> int:
@@ -168,7 +195,7 @@ class CudaNtt:
             dst = out if last else work
             rt.launch(
                 "ntt",
-                "ntt_pass",
+                KERNEL,
                 0,
                 (
                     src,
@@ -190,6 +217,7 @@ class CudaNtt:
                     out_c,
                     out_lo,
                     out_hi,
+                    np.int32(RADIX4),
                 ),
                 grid=g.blocks,
                 block=g.threads,

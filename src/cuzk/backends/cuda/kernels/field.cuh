@@ -3,7 +3,9 @@
 // The radix is 2^(32 N), i.e. 2^256 for Fr and 2^384 for Fq: the same Montgomery form as the
 // host's 64-bit limbs, so a device buffer is the host's bytes unchanged. Every value is fully
 // reduced in [0, p) after each operation (the host relies on that for equality and encodings).
-// Multiplication is CIOS with mad.lo/mad.hi carry chains: 4 N^2 multiply-adds per product.
+// Multiplication is CIOS in even/odd form (see operator* below): 4 N^2 32-bit multiply-adds
+// per product in the PTX, which ptxas turns into far fewer SASS instructions than the
+// lo-chain/hi-chain form.
 #pragma once
 #include "ptx.cuh"
 
@@ -126,45 +128,84 @@ CUZK_HD Fp<P> dbl(const Fp<P>& a) {
     return a + a;
 }
 
-// CIOS Montgomery product a * b / 2^(32N) mod p.
+// Montgomery product a * b / 2^(32N) mod p: CIOS with the running sum split in two halves.
+//
+// The sum t is kept as X + Y 2^32 with X and Y of N limbs each: X receives the products of the
+// even limbs (a[0] b_i into X[0..1], a[2] b_i into X[2..3], ...), Y those of the odd limbs. The
+// low and high words of one 32x32 product then land in adjacent limbs of one accumulator, so a
+// row is two unbroken carry chains of N multiply-adds with no fix-ups between them; nvcc 13 for
+// sm_90 emits 2.5x (Fr) and 3.1x (Fq) fewer SASS instructions for the rate kernel's 4 products
+// (2752 -> 1096, 5168 -> 1672), and the measured product rate rose 1.6x (Fr) and 1.9x (Fq). After a row's reduction
+// X[0] = 0, and dividing by 2^32 makes Y the aligned half and X (shifted two limbs, its limb 1
+// added into Y[0]) the offset one, so the two arrays swap roles every row. Bounds: t < 2p and
+// 2p < 2^(32N) keep every partial sum below 2^(32(N+1)), so the dropped top carries are zero.
 template <class P>
-CUZK_HD Fp<P> operator*(const Fp<P>& a, const Fp<P>& b) {
-    constexpr int N = P::N;
-    uint32_t t[N + 2];
+CUZK_HD void mont_cmad(uint32_t* acc, const uint32_t* a, int off, uint32_t b) {
+    acc[0] = mad_lo_cc(a[off], b, acc[0]);
+    acc[1] = madc_hi_cc(a[off], b, acc[1]);
 #pragma unroll
-    for (int i = 0; i < N + 2; i++) t[i] = 0;
-#pragma unroll
-    for (int j = 0; j < N; j++) {
-        const uint32_t bj = b.v[j];
-        // t += a * b[j]: low halves at i, high halves at i + 1
-        t[0] = mad_lo_cc(a.v[0], bj, t[0]);
-#pragma unroll
-        for (int i = 1; i < N; i++) t[i] = madc_lo_cc(a.v[i], bj, t[i]);
-        t[N] = addc_cc(t[N], 0);
-        t[N + 1] = addc(t[N + 1], 0);
-        t[1] = mad_hi_cc(a.v[0], bj, t[1]);
-#pragma unroll
-        for (int i = 1; i < N; i++) t[i + 1] = madc_hi_cc(a.v[i], bj, t[i + 1]);
-        t[N + 1] = addc(t[N + 1], 0);
-        // t += m * p with m chosen so that t[0] becomes 0, then shift one limb
-        const uint32_t m = t[0] * P::INV;
-        t[0] = mad_lo_cc(m, P::p(0), t[0]);
-#pragma unroll
-        for (int i = 1; i < N; i++) t[i] = madc_lo_cc(m, P::p(i), t[i]);
-        t[N] = addc_cc(t[N], 0);
-        t[N + 1] = addc(t[N + 1], 0);
-        t[1] = mad_hi_cc(m, P::p(0), t[1]);
-#pragma unroll
-        for (int i = 1; i < N; i++) t[i + 1] = madc_hi_cc(m, P::p(i), t[i + 1]);
-        t[N + 1] = addc(t[N + 1], 0);
-#pragma unroll
-        for (int i = 0; i < N + 1; i++) t[i] = t[i + 1];
-        t[N + 1] = 0;
+    for (int j = 2; j < P::N; j += 2) {
+        acc[j] = madc_lo_cc(a[j + off], b, acc[j]);
+        acc[j + 1] = madc_hi_cc(a[j + off], b, acc[j + 1]);
     }
-    reduce_once<P>(t);
-    Fp<P> r;
+}
+
+// X + Y 2^32 += m p with m = -X[0] / p mod 2^32, so that X[0] becomes 0.
+template <class P>
+CUZK_HD void mont_redc(uint32_t* X, uint32_t* Y) {
+    constexpr int N = P::N;
+    uint32_t pe[N];
 #pragma unroll
-    for (int i = 0; i < N; i++) r.v[i] = t[i];
+    for (int i = 0; i < N; i++) pe[i] = P::p(i);
+    const uint32_t m = X[0] * P::INV;
+    mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
+    mont_cmad<P>(X, pe, 0, m);
+    Y[N - 1] = addc(Y[N - 1], 0);
+}
+
+// Row i > 0: divide the reduced X + Y 2^32 by 2^32 and add a b_i; Y becomes the aligned half.
+template <class P>
+CUZK_HD void mont_row(uint32_t* X, uint32_t* Y, const uint32_t* a, uint32_t b) {
+    constexpr int N = P::N;
+    Y[0] = add_cc(Y[0], X[1]);
+#pragma unroll
+    for (int j = 0; j < N - 2; j += 2) {
+        X[j] = madc_lo_cc(a[j + 1], b, X[j + 2]);
+        X[j + 1] = madc_hi_cc(a[j + 1], b, X[j + 3]);
+    }
+    X[N - 2] = madc_lo_cc(a[N - 1], b, 0);
+    X[N - 1] = madc_hi(a[N - 1], b, 0);
+    mont_cmad<P>(Y, a, 0, b);
+    X[N - 1] = addc(X[N - 1], 0);
+    mont_redc<P>(Y, X);
+}
+
+template <class P>
+CUZK_HD Fp<P> operator*(const Fp<P>& x, const Fp<P>& y) {
+    constexpr int N = P::N;
+    static_assert(N % 2 == 0, "the even/odd split needs an even limb count");
+    const uint32_t* a = x.v;
+    uint32_t ev[N], od[N];
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+        ev[j] = mul_lo(a[j], y.v[0]);
+        ev[j + 1] = mul_hi(a[j], y.v[0]);
+        od[j] = mul_lo(a[j + 1], y.v[0]);
+        od[j + 1] = mul_hi(a[j + 1], y.v[0]);
+    }
+    mont_redc<P>(ev, od);
+#pragma unroll
+    for (int i = 1; i < N; i += 2) {
+        mont_row<P>(ev, od, a, y.v[i]);
+        if (i + 1 < N) mont_row<P>(od, ev, a, y.v[i + 1]);
+    }
+    // N even: the last row left od aligned with od[0] = 0 and ev offset; divide by 2^32
+    Fp<P> r;
+    r.v[0] = add_cc(ev[0], od[1]);
+#pragma unroll
+    for (int i = 1; i < N - 1; i++) r.v[i] = addc_cc(ev[i], od[i + 1]);
+    r.v[N - 1] = addc(ev[N - 1], 0);
+    reduce_once<P>(r.v);
     return r;
 }
 

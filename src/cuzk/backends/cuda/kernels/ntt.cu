@@ -1,4 +1,5 @@
-// The NTT pass kernel: load a tile, run the DIF network in shared memory, store with twiddles.
+// The NTT pass kernel: load a tile, run the DIF network in shared memory (two stages per step
+// with radix4, a radix-2 stage last when log_N is odd), store with twiddles.
 // One block per tile of T columns; the host build runs the blocks and their phases in turn.
 #include "launch.cuh"
 #include "ntt.cuh"
@@ -12,14 +13,15 @@
         int l2, int l3, const uint32_t *wsub, const uint32_t *tw_lo, const uint32_t *tw_hi, int tw_bits,      \
         const uint32_t *tw_full,                                                                               \
         const uint32_t *in_lo, const uint32_t *in_hi, int out_mode, const uint32_t *out_c,                   \
-        const uint32_t *out_lo, const uint32_t *out_hi
+        const uint32_t *out_lo, const uint32_t *out_hi, int radix4
 
 #define CUZK_NTT_ARGS                                                                                   \
     cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
-                       tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi};
+                       tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, radix4 != 0};
 
-CUZK_KERNEL(ntt_pass)(CUZK_NTT_PARAMS) {
-    CUZK_NTT_ARGS
+CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
+    const int log_N = a.log_N, log_T = a.log_T;
+    const bool radix4 = a.radix4;
     const uint32_t total = 1u << (log_N + log_T);
 #if defined(__CUDACC__)
     extern __shared__ uint4 smem[];
@@ -27,7 +29,13 @@ CUZK_KERNEL(ntt_pass)(CUZK_NTT_PARAMS) {
     const uint64_t blk = blockIdx.x;
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_load(a, blk, idx, tile);
     __syncthreads();
-    for (int log_h = log_N - 1; log_h >= 0; log_h--) {
+    int log_h = log_N - 1;
+    if (radix4)
+        for (; log_h >= 1; log_h -= 2) {
+            for (uint32_t q = threadIdx.x; q < total / 4; q += blockDim.x) cuzk::ntt_butterfly4(a, log_h, q, tile);
+            __syncthreads();
+        }
+    for (; log_h >= 0; log_h--) {
         for (uint32_t beta = threadIdx.x; beta < total / 2; beta += blockDim.x)
             cuzk::ntt_butterfly(a, log_h, beta, tile);
         __syncthreads();
@@ -36,12 +44,32 @@ CUZK_KERNEL(ntt_pass)(CUZK_NTT_PARAMS) {
 #else
     std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);
     uint32_t* tile = buf.data();
-    const uint64_t blocks = 1ull << (log_n - log_N - log_T);
+    const uint64_t blocks = 1ull << (a.log_n - log_N - log_T);
     for (uint64_t blk = 0; blk < blocks; blk++) {
         for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_load(a, blk, idx, tile);
-        for (int log_h = log_N - 1; log_h >= 0; log_h--)
+        int log_h = log_N - 1;
+        if (radix4)
+            for (; log_h >= 1; log_h -= 2)
+                for (uint32_t q = 0; q < total / 4; q++) cuzk::ntt_butterfly4(a, log_h, q, tile);
+        for (; log_h >= 0; log_h--)
             for (uint32_t beta = 0; beta < total / 2; beta++) cuzk::ntt_butterfly(a, log_h, beta, tile);
         for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_store(a, blk, idx, tile);
     }
 #endif
+}
+
+// Two entry points of one body: ntt_pass caps registers so that three 256-thread blocks (three
+// 64 KiB tiles) fit on an SM, ntt_pass_regs lets ptxas use what the radix-4 step wants (two blocks).
+#if defined(__CUDACC__)
+#define CUZK_NTT_KERNEL(name, bounds) extern "C" __global__ void bounds name
+#else
+#define CUZK_NTT_KERNEL(name, bounds) extern "C" void name
+#endif
+CUZK_NTT_KERNEL(ntt_pass, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
+    CUZK_NTT_ARGS
+    ntt_pass_body(a);
+}
+CUZK_NTT_KERNEL(ntt_pass_regs, )(CUZK_NTT_PARAMS) {
+    CUZK_NTT_ARGS
+    ntt_pass_body(a);
 }

@@ -8,7 +8,8 @@
 // natural index, so input and output are both in natural order. A block handles T columns
 // (consecutive i2, or in the last pass T consecutive natural indices) so that global accesses
 // come in runs of T elements. Inside the block the DFT is a radix-2 decimation-in-frequency
-// network in shared memory (natural in, bit-reversed out, read back through bitrev).
+// network in shared memory (natural in, bit-reversed out, read back through bitrev), run two
+// stages per step (ntt_butterfly4) with a single radix-2 stage last when log_N is odd.
 //
 // The kernel in ntt.cu calls these steps in parallel loops separated by barriers; the host
 // emulation in the tests calls the same steps in sequential loops.
@@ -37,6 +38,7 @@ struct NttArgs {
     const uint32_t* out_c;
     const uint32_t* out_lo;
     const uint32_t* out_hi;
+    bool radix4;            // two DIF stages per shared-memory step (ntt_butterfly4)
 };
 
 CUZK_HD uint32_t bitrev(uint32_t x, int bits) {
@@ -83,9 +85,9 @@ CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* ti
         g = idx & (T - 1);
         i1 = idx >> a.log_T;
         const int log_M = a.log_S - a.log_N;
-        const uint64_t blocks_per_o = 1ull << (log_M - a.log_T);
-        uint64_t o = blk / blocks_per_o;
-        uint64_t i2 = ((blk % blocks_per_o) << a.log_T) + g;
+        const int log_bpo = log_M - a.log_T;  // blocks per sub-problem (a power of two: shifts)
+        uint64_t o = blk >> log_bpo;
+        uint64_t i2 = ((blk & ((1ull << log_bpo) - 1)) << a.log_T) + g;
         addr = (o << a.log_S) + ((uint64_t)i1 << log_M) + i2;
         natural = addr;
     }
@@ -111,6 +113,42 @@ CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t*
     store_elem<fr_t>(tile, p1, d);
 }
 
+// Step 2 for two stages at once (half-sizes 2^log_h and 2^(log_h - 1), log_h >= 1): quad q
+// (< T N / 4) holds the four elements base + k 2^(log_h - 1), k < 4, in registers through both
+// stages, so the tile is read and written once per two stages and a barrier is saved; its three
+// twiddles are the ones the two radix-2 stages would load for these four elements.
+CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* tile) {
+    const int log_q = log_h - 1;
+    const uint32_t g = q >> (a.log_N - 2);
+    const uint32_t r = q & ((1u << (a.log_N - 2)) - 1);
+    const uint32_t j = r & ((1u << log_q) - 1);
+    const uint32_t blk = r >> log_q;
+    const uint32_t base = (g << a.log_N) + (blk << (log_h + 1)) + j;
+    const uint32_t step = 1u << log_q;
+    fr_t x0 = load_elem<fr_t>(tile, base);
+    fr_t x1 = load_elem<fr_t>(tile, base + step);
+    fr_t x2 = load_elem<fr_t>(tile, base + 2 * step);
+    fr_t x3 = load_elem<fr_t>(tile, base + 3 * step);
+    // stage log_h: pairs (x0, x2) at offset j and (x1, x3) at offset j + 2^(log_h - 1)
+    const int sh = a.log_N - 1 - log_h;
+    fr_t d0 = x0 - x2, d1 = x1 - x3;
+    x0 = x0 + x2;
+    x1 = x1 + x3;
+    if (j != 0) d0 = d0 * load_elem<fr_t>(a.wsub, (uint64_t)j << sh);
+    d1 = d1 * load_elem<fr_t>(a.wsub, (uint64_t)(j + step) << sh);
+    // stage log_h - 1: pairs (x0, x1) and (d0, d1), both at offset j
+    fr_t e0 = x0 - x1, e1 = d0 - d1;
+    if (j != 0) {
+        const fr_t w = load_elem<fr_t>(a.wsub, (uint64_t)j << (sh + 1));
+        e0 = e0 * w;
+        e1 = e1 * w;
+    }
+    store_elem<fr_t>(tile, base, x0 + x1);
+    store_elem<fr_t>(tile, base + step, e0);
+    store_elem<fr_t>(tile, base + 2 * step, d0 + d1);
+    store_elem<fr_t>(tile, base + 3 * step, e1);
+}
+
 // Step 3: output element idx (< T N) of block blk from the tile to global memory.
 CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
@@ -124,9 +162,9 @@ CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint3
         store_elem<fr_t>(a.out, natural, x);
     } else {
         const int log_M = a.log_S - a.log_N;
-        const uint64_t blocks_per_o = 1ull << (log_M - a.log_T);
-        uint64_t o = blk / blocks_per_o;
-        uint64_t i2 = ((blk % blocks_per_o) << a.log_T) + g;
+        const int log_bpo = log_M - a.log_T;
+        uint64_t o = blk >> log_bpo;
+        uint64_t i2 = ((blk & ((1ull << log_bpo) - 1)) << a.log_T) + g;
         const uint64_t local = i2 * k1;  // exponent of omega_S
         if (local != 0) {
             if (a.tw_full != nullptr)

@@ -93,6 +93,13 @@ __device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t 
     asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
 }
+__device__ __forceinline__ uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+}
+__device__ __forceinline__ uint32_t mul_lo(uint32_t a, uint32_t b) { return a * b; }
+__device__ __forceinline__ uint32_t mul_hi(uint32_t a, uint32_t b) { return __umulhi(a, b); }
 
 #else  // host emulation (tests only)
 
@@ -132,6 +139,11 @@ inline uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
 inline uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
     return addc_cc((uint32_t)(((uint64_t)a * b) >> 32), c);
 }
+inline uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) {
+    return addc((uint32_t)(((uint64_t)a * b) >> 32), c);
+}
+inline uint32_t mul_lo(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b); }
+inline uint32_t mul_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
 
 #endif
 
