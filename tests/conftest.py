@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_gpu)
     npm_items = [item for item in items if item.get_closest_marker("npm") is not None]
     if npm_items and os.environ.get("CUZK_NPM") != "1":
-        from cuzk.interop.toolchain import Toolchain, default_root
+        from tools.toolchain import Toolchain, default_root
 
         if not Toolchain(default_root())._installed():
             skip_npm = pytest.mark.skip(reason="fetches ~80 MB of snarkjs/circom from npm: set CUZK_NPM=1")
