@@ -77,14 +77,18 @@ class EngineHooks:
     (how tests make orderings certain without sleeping); a hook that raises fails the partition.
     """
 
-    POINTS = ("before_synth", "after_synth", "before_gpu", "after_gpu", "before_finalize")
+    POINTS = ("dispatched", "before_synth", "synth_hold", "after_synth", "before_gpu", "after_gpu",
+              "before_finalize")  # fmt: skip
+    # dispatched: the job's unit for that partition is queued for synthesis;
+    # synth_hold: may return a folder for SynthTask.hold (the worker blocks there: kill tests);
+    # after_synth: the partition's witness is handed to the GPU stage.
 
-    def __init__(self, **hooks: Callable[[str, int], None]) -> None:
-        self._hooks: dict[str, Callable[[str, int], None]] = {}
+    def __init__(self, **hooks: Callable[[str, int], Any]) -> None:
+        self._hooks: dict[str, Callable[[str, int], Any]] = {}
         for name, fn in hooks.items():
             self.set(name, fn)
 
-    def set(self, name: str, fn: Callable[[str, int], None] | None) -> None:
+    def set(self, name: str, fn: Callable[[str, int], Any] | None) -> None:
         if name not in self.POINTS:
             raise UsageError(f"unknown hook {name!r}; hooks are {', '.join(self.POINTS)}")
         if fn is None:
@@ -92,10 +96,12 @@ class EngineHooks:
         else:
             self._hooks[name] = fn
 
-    def call(self, name: str, job_id: str, partition: int) -> None:
+    def clear(self) -> None:
+        self._hooks.clear()
+
+    def call(self, name: str, job_id: str, partition: int) -> Any:
         fn = self._hooks.get(name)
-        if fn is not None:
-            fn(job_id, partition)
+        return fn(job_id, partition) if fn is not None else None
 
 
 @dataclass(frozen=True)
@@ -169,7 +175,9 @@ class EngineConfig:
         changes: dict[str, Any] = {}
         for key, text in settings.items():
             if key not in self.SETTABLE:
-                raise UsageError(f"unknown engine setting {key!r}; valid settings: {', '.join(self.SETTABLE)}")
+                raise UsageError(
+                    f"unknown engine setting {key!r}; valid settings: {', '.join(self.SETTABLE)}"
+                )
             changes[key] = _parse_setting(key, text, getattr(self, key))
         return dataclasses.replace(self, **changes)
 
@@ -459,7 +467,8 @@ class Engine:
         self._closed = False
         self.counters = {"submitted": 0, "completed": 0, "failed": 0, "cancelled": 0}
         self._started = time.perf_counter()
-        self.pool = SynthPool(cfg.synthesis_workers, cache_dir=cfg.cache_dir)
+        # started on first use: an engine that never proves spawns no process
+        self._pool: SynthPool | None = None
         self._slots = threading.Semaphore(cfg.synthesis_workers)
         self.synth_queue: WorkQueue[Unit] = WorkQueue()
         self.gpu_queues: dict[int, WorkQueue[Unit]] = {d: WorkQueue() for d in cfg.devices}
@@ -489,7 +498,9 @@ class Engine:
         if not isinstance(request, ProofRequest):
             raise UsageError(f"submit takes a ProofRequest, not {type(request).__name__}")
         if request.zkey is not None:
-            raise UsageError("zkey requests are not supported by the engine yet; prove them with `cuzk prove`")
+            raise UsageError(
+                "zkey requests are not supported by the engine yet; prove them with `cuzk prove`"
+            )
         work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
         with self._lock:
             if self._closed:
@@ -498,7 +509,9 @@ class Engine:
             if request.request_id and request.request_id in self._by_request:
                 return JobHandle(self, self._by_request[request.request_id])
             if self._active >= self.config.queue_limit:
-                raise QueueFullError(f"{self._active} jobs in flight, the queue limit is {self.config.queue_limit}")
+                raise QueueFullError(
+                    f"{self._active} jobs in flight, the queue limit is {self.config.queue_limit}"
+                )
             job = Job(request, next(self._seq), time.perf_counter())
             self._jobs[job.job_id] = job
             if request.request_id:
@@ -555,7 +568,11 @@ class Engine:
                 "gpu": {d: len(q) for d, q in self.gpu_queues.items()},
                 "finalize": len(self.finalize_queue),
             },
-            "synthesis_workers": {"workers": self.pool.workers, "busy": self.pool.busy()},
+            "synthesis_workers": {
+                "workers": self.config.synthesis_workers,
+                "busy": self._pool.busy() if self._pool is not None else 0,
+                "pids": self._pool.worker_pids() if self._pool is not None else [],
+            },
             "gpu_workers": [w.status() for w in self.gpu_workers],
             "memory": self.budget.snapshot(),
             "jobs": jobs,
@@ -596,7 +613,8 @@ class Engine:
             q.close()
         for t in (self._feeder, *self.gpu_workers, *self.finalizers):
             t.join()
-        self.pool.shutdown(wait=True, cancel_pending=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_pending=True)
 
     def __enter__(self) -> Engine:
         return self
@@ -637,7 +655,8 @@ class Engine:
             self.counters[status.value] += 1
             self._idle.notify_all()
         if status is not JobStatus.COMPLETED:
-            self.pool.cancel(job.job_id)
+            if self._pool is not None:
+                self._pool.cancel(job.job_id)
             for unit in list(job.units):
                 unit.check_dead()
             for q in (self.synth_queue, *self.gpu_queues.values()):
@@ -701,6 +720,15 @@ class Engine:
         for u in units:
             u.check_dead()
             self.synth_queue.put(u.key, u)
+            for m in u.members:
+                self.hooks.call("dispatched", m.job.job_id, u.partition)
+
+    @property
+    def pool(self) -> SynthPool:
+        """The synthesis pool, started on first use (by the feeder thread)."""
+        if self._pool is None:
+            self._pool = SynthPool(self.config.synthesis_workers, cache_dir=self.config.cache_dir)
+        return self._pool
 
     # --- stage: feeder (memory, then the synthesis pool) ---
     def _feed_loop(self) -> None:
@@ -708,7 +736,9 @@ class Engine:
             try:
                 self._feed(unit)
             except Exception as exc:
-                self._fail_unit(unit, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}")
+                self._fail_unit(
+                    unit, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}"
+                )
 
     def _feed(self, unit: Unit) -> None:
         if not unit.drop_dead():
@@ -735,6 +765,7 @@ class Engine:
             try:
                 self.hooks.call("before_synth", m.job.job_id, unit.partition)
                 task = m.job.task(unit.partition, self.config.abc_on_worker)
+                task.hold = self.hooks.call("synth_hold", m.job.job_id, unit.partition)
                 self.pool.submit(task, lambda out, u=unit, mm=m: self._synth_done(u, mm, out), key=unit.key)
             except Exception as exc:
                 self._slots.release()
@@ -750,12 +781,15 @@ class Engine:
                     self._fail(m.job, f"partition {unit.partition} synthesis failed: {out.message}")
                 complete = unit.resolve(m, None)
             else:
-                self.hooks.call("after_synth", m.job.job_id, unit.partition)
                 complete = unit.resolve(m, out)
             if complete:
                 self._to_gpu(unit)
+            if isinstance(out, SynthResult):
+                self.hooks.call("after_synth", m.job.job_id, unit.partition)
         except Exception as exc:
-            self._fail(m.job, f"partition {unit.partition} synthesis hand-off failed: {type(exc).__name__}: {exc}")
+            self._fail(
+                m.job, f"partition {unit.partition} synthesis hand-off failed: {type(exc).__name__}: {exc}"
+            )
             if unit.resolve(m, None):
                 self._to_gpu(unit)
         finally:
@@ -778,28 +812,34 @@ class Engine:
             unit.finish()
 
     def _fail_unit(self, unit: Unit, message: str) -> None:
-        for m in unit.members:
-            self._fail(m.job, message)
-        unit.finish()
+        jobs = [m.job for m in unit.members]
+        unit.finish()  # memory back first: a job's result is never seen before its unit gave back
+        for job in jobs:
+            self._fail(job, message)
 
     def _deliver(
         self, unit: Unit, proofs: list[bytes | None], inputs: list[list[int]], errors: dict[int, str]
     ) -> None:
         """Route a unit's verified proofs to their jobs; complete the jobs whose slots are all filled."""
+        outcomes: list[tuple[Job, str | None]] = []
         for j, m in enumerate(unit.members):
             job = m.job
             if job.finished:
                 continue
             if j in errors:
-                self._fail(job, errors[j])
+                outcomes.append((job, errors[j]))
                 continue
             with job.lock:
                 job.proofs[unit.partition] = proofs[j]  # type: ignore[assignment]
                 job.inputs[unit.partition] = inputs[j]
-                complete = len(job.proofs) == job.partitions
-            if complete:
+                if len(job.proofs) == job.partitions:
+                    outcomes.append((job, None))
+        unit.finish()  # memory back before the results are visible
+        for job, error in outcomes:
+            if error is None:
                 self._finish(job, JobStatus.COMPLETED)
-        unit.finish()
+            else:
+                self._fail(job, error)
 
 
 def _synth_spans(out: SynthResult | SynthFailure, partition: int) -> list[Span]:

@@ -43,13 +43,14 @@ class Finalizer(threading.Thread):
             self._finalize(unit)
 
     def _finalize(self, unit: Unit) -> None:
-        attrs = {"worker": self.name, "device": unit.device, "partition": unit.partition, "k": unit.k}
+        attrs = {"worker": self.name, "device": unit.device, "partition": unit.partition, "k": unit.k,
+                 "unit": unit.label}  # fmt: skip
         tl = Timeline(unit.label)
         try:
             for m in unit.members:
                 self.hooks.call("before_finalize", m.job.job_id, unit.partition)
             with tl.span("finalize", **attrs):
-                proofs = work.finalize(unit.pending, unit.resident)
+                proofs = work.finalize(unit.pending, unit.resident, tl)
                 inputs = work.public_inputs(unit.pending)
                 with tl.span("verify", proofs=len(proofs)):
                     bad = work.bad_proofs(unit.resident, inputs, proofs)
@@ -58,6 +59,8 @@ class Finalizer(threading.Thread):
             return
         unit.pending = None
         unit.record(tl, attrs)
-        errors = {j: f"partition {unit.partition} proof failed verification; refusing to return it" for j in bad}
+        errors = {
+            j: f"partition {unit.partition} proof failed verification; refusing to return it" for j in bad
+        }
         data = [None if j in errors else work.proof_bytes([p]) for j, p in enumerate(proofs)]
         self.deliver(unit, data, inputs, errors)

@@ -139,12 +139,16 @@ class GpuWorker(threading.Thread):
         if not unit.drop_dead():  # every job of the unit ended while it waited
             unit.finish()
             return
-        attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k}
         self._set("preparing", unit.members[0].job.job_id, unit.partition)
         tl = Timeline(unit.label)
         try:
             for m in unit.members:
                 self.hooks.call("before_gpu", m.job.job_id, unit.partition)
+            if not unit.drop_dead():  # ended while this worker waited at the partition boundary
+                unit.finish()
+                return
+            attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
+                     "unit": unit.label}  # fmt: skip
             backend = work.device_backend(self.backend_name, self.device)
             on_device = any(m.result.abc is None for m in unit.members)  # the SpMV runs on the device
             if not on_device:

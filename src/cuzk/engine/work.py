@@ -140,7 +140,9 @@ def start(assignment: prover.Assignment, resident: Resident) -> prover.Pending:
     return prover.start(assignment, resident.srs)
 
 
-def finalize(pending: prover.Pending, resident: Resident) -> list[Proof]:
+def finalize(pending: prover.Pending, resident: Resident, timeline: Timeline) -> list[Proof]:
+    """The G2 MSM and assembly; their spans go to `timeline` (the finalizer's, not the GPU pass's)."""
+    pending.timeline = timeline
     return prover.finalize(pending, resident.srs)
 
 
