@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuzk.engine.request import Priority
-from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
+from cuzk.engine.scheduler import BatchCollector, Schedulable, Scheduler, WorkQueue
 from cuzk.errors import EngineError, QueueFullError, ShuttingDownError, UsageError
 
 N, H, C, L = Priority.NORMAL, Priority.HIGH, Priority.CRITICAL, Priority.LOW
@@ -38,7 +38,7 @@ class Jobs:
         return Job(job_id, priority, next(self._seq), key, batchable)
 
 
-def ids(batches: list[list[Job]]) -> list[list[str]]:
+def ids(batches: list[list[Schedulable]]) -> list[list[str]]:
     return [[j.job_id for j in b] for b in batches]
 
 

@@ -16,6 +16,7 @@ from cuzk.errors import (
     EngineError,
     JobCancelledError,
     ParamsError,
+    UsageError,
 )
 
 
@@ -63,7 +64,8 @@ def make(
     total: int = 100, min_idle_s: float = 60.0, **sizes: int
 ) -> tuple[SrsManager, FakeLoader, MemoryBudget, FakeClock]:
     budget = MemoryBudget(total)
-    loader = FakeLoader(dict(sizes) or {"a": 40, "b": 30, "c": 20})
+    table: dict[Hashable, int] = {"a": 40, "b": 30, "c": 20}
+    loader = FakeLoader(dict(sizes.items()) if sizes else table)
     loader.budget = budget
     clock = FakeClock()
     return SrsManager(budget, loader, min_idle_s=min_idle_s, clock=clock), loader, budget, clock
@@ -296,3 +298,88 @@ def test_many_threads_acquire_and_evict_within_the_budget() -> None:
     assert all(s.ref_count == 0 for s in srs.status())
     assert len(loader.loads) - len(loader.unloads) == sum(1 for s in srs.status() if s.tier == "hot")
     assert budget.in_flight() == sum(s.size_bytes for s in srs.status())
+
+
+class WarmLoader(FakeLoader):
+    """A loader with the optional host-copy hooks: cold -> warm (host copy) -> hot."""
+
+    def __init__(self, sizes: dict[Hashable, int], host_sizes: dict[Hashable, int]) -> None:
+        super().__init__(sizes)
+        self.host_sizes = host_sizes
+        self.host_loads: list[Hashable] = []
+        self.host_drops: list[Hashable] = []
+
+    def host_size(self, key: Hashable) -> int:
+        return self.host_sizes[key]
+
+    def load_host(self, key: Hashable) -> None:
+        self.host_loads.append(key)
+
+    def drop_host(self, key: Hashable) -> None:
+        self.host_drops.append(key)
+
+
+def make_warm(total: int = 100) -> tuple[SrsManager, WarmLoader, MemoryBudget, FakeClock]:
+    budget = MemoryBudget(total)
+    loader = WarmLoader({"a": 30, "b": 20}, {"a": 25, "b": 15})
+    clock = FakeClock()
+    return SrsManager(budget, loader, min_idle_s=10.0, clock=clock), loader, budget, clock
+
+
+def test_warm_tier_steps_up_and_down() -> None:
+    srs, loader, budget, _ = make_warm()
+    assert srs.warm_capable
+    with srs.acquire("a"):
+        assert (loader.host_loads, loader.loads) == (["a"], ["a"])
+        (st,) = srs.status()
+        assert (st.tier, st.size_bytes, st.host_bytes) == ("hot", 55, 25)
+        assert budget.snapshot()["srs"] == 30 and budget.snapshot()["srs-host"] == 25
+    assert srs.evict("a", tier="warm") == (True, 30)
+    assert tiers(srs) == {"a": ("warm", 25, 0)} and budget.in_flight() == 25
+    assert srs.evict("a", tier="warm") == (False, 0)  # already warm
+    with srs.acquire("a"):  # from warm: only the hot part loads again
+        assert (loader.host_loads, loader.loads) == (["a"], ["a", "a"])
+    assert srs.evict("a") == (True, 55)
+    assert tiers(srs) == {"a": ("cold", 0, 0)} and budget.in_flight() == 0
+    assert loader.unloads == ["a", "a"] and loader.host_drops == ["a"]
+
+
+def test_preload_warm_and_bad_tiers() -> None:
+    srs, loader, budget, _ = make_warm()
+    assert srs.preload("b", tier="warm") == (False, srs.status()[0].host_load_seconds)
+    assert tiers(srs) == {"b": ("warm", 15, 0)} and loader.loads == []
+    assert srs.preload("b", tier="warm")[0] is True
+    already, _ = srs.preload("b")
+    assert already is False and tiers(srs) == {"b": ("hot", 35, 0)}
+    with pytest.raises(UsageError):
+        srs.preload("b", tier="lukewarm")
+    with pytest.raises(UsageError):
+        srs.evict("b", tier="hot")
+    plain, _, _, _ = make()
+    with pytest.raises(UsageError, match="no warm tier"):
+        plain.preload("a", tier="warm")
+    assert budget.in_flight() == 35
+
+
+def test_evict_idle_frees_hot_parts_before_host_copies() -> None:
+    srs, loader, budget, clock = make_warm(total=100)
+    srs.acquire("a").release()  # 55
+    clock.now += 1
+    srs.acquire("b").release()  # 35: 90 in all
+    clock.now += 100
+    assert srs.evict_idle(40) == 50  # both hot parts (a first: older), host copies kept
+    assert loader.unloads == ["a", "b"] and loader.host_drops == []
+    assert tiers(srs) == {"a": ("warm", 25, 0), "b": ("warm", 15, 0)}
+    assert srs.evict_idle(60) == 40  # still short: the host copies go too, oldest first
+    assert loader.host_drops == ["a", "b"] and budget.in_flight() == 0
+
+
+def test_failed_hot_load_keeps_the_warm_copy() -> None:
+    srs, loader, budget, _ = make_warm()
+    loader.fail["a"] = OSError("device out of memory")
+    with pytest.raises(OSError, match="device out of memory"):
+        srs.acquire("a")
+    assert tiers(srs) == {"a": ("warm", 25, 0)} and budget.in_flight() == 25
+    del loader.fail["a"]
+    with srs.acquire("a") as lease:
+        assert lease.value == "value-of-a" and loader.host_loads == ["a"]

@@ -85,7 +85,7 @@ def _mem_available(meminfo_path: str) -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def auto_budget(margin: int, *, meminfo_path: str = "/proc/meminfo") -> int:
+def auto_budget(margin: int | str, *, meminfo_path: str = "/proc/meminfo") -> int:
     """MemAvailable minus `margin` (the reference uses MemTotal, which counts memory others hold)."""
     margin = parse_size(margin)
     available = _mem_available(meminfo_path)
