@@ -271,3 +271,23 @@ def test_stress_in_flight_never_exceeds_total() -> None:
     assert budget.in_flight() == 0 and 0 < budget.peak() <= total
     assert budget.snapshot() == {"total": total, "used": 0, "available": total, "peak": budget.peak(),
                                  "waiters": 0}  # fmt: skip
+
+
+def test_unfair_budget_lets_a_fitting_request_pass_a_waiter() -> None:
+    budget = MemoryBudget(100, fair=False)
+    base = budget.reserve(50)
+    got = threading.Event()
+
+    def big() -> None:
+        with budget.reserve(90):
+            got.set()
+
+    t = threading.Thread(target=big)
+    t.start()
+    _wait_for_waiters(budget, 1)
+    small = budget.try_reserve(30)  # fits: goes ahead of the waiting 90
+    assert small is not None and budget.in_flight() == 80 and not got.is_set()
+    small.release()
+    base.release()
+    t.join()
+    assert got.is_set() and budget.in_flight() == 0
