@@ -383,3 +383,24 @@ def test_failed_hot_load_keeps_the_warm_copy() -> None:
     del loader.fail["a"]
     with srs.acquire("a") as lease:
         assert lease.value == "value-of-a" and loader.host_loads == ["a"]
+
+
+def test_a_load_waiting_for_memory_proceeds_when_a_lease_ends() -> None:
+    """Releasing the last lease wakes the budget's waiters, whose evictor can now take the entry."""
+    srs, loader, budget, _ = make(total=100, min_idle_s=0.0, a=60, x=70)
+    held = srs.acquire("a")
+    got = threading.Event()
+
+    def job() -> None:
+        with srs.acquire("x"):
+            got.set()
+
+    t = threading.Thread(target=job)
+    t.start()
+    with budget._cond:  # the load of x is queued for memory
+        budget._cond.wait_for(lambda: len(budget._waiters) == 1)
+    assert not got.is_set() and loader.unloads == []
+    held.release()
+    t.join()
+    assert got.is_set() and loader.unloads == ["a"]
+    assert tiers(srs) == {"a": ("cold", 0, 0), "x": ("hot", 70, 0)} and budget.peak() <= 100
