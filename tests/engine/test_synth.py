@@ -8,6 +8,7 @@ costs seconds).
 
 from __future__ import annotations
 
+import gc
 import glob
 import os
 import signal
@@ -20,7 +21,15 @@ import pytest
 
 from cuzk.backends import get_backend
 from cuzk.circuits import get_circuit
-from cuzk.engine.synth import SHM_DIR, SHM_PREFIX, SynthFailure, SynthPool, SynthResult, SynthTask
+from cuzk.engine.synth import (
+    SHM_DIR,
+    SHM_PREFIX,
+    SynthFailure,
+    SynthPool,
+    SynthResult,
+    SynthTask,
+    default_threads,
+)
 from cuzk.errors import ShuttingDownError, UsageError
 from cuzk.groth16.prover import synthesize
 
@@ -124,9 +133,44 @@ def test_results_equal_in_process_synthesis(pool, cpu):
         for s in r.spans:
             assert s["start"] <= s["end"] and s["pid"] == r.pid and s["worker"] == r.worker
         assert r.pid in pool.worker_pids()
+        kept = r.aux  # a view the caller still holds outlives close(): mapped, never dangling
         r.close()
+        assert np.array_equal(kept, w.aux)
+        del kept
         r.close()  # idempotent
         assert r.abc is None and r.aux.size == 0
+    assert not blocks()
+    assert [i["numba_threads"] for i in pool.worker_info()] == [1, 1]
+
+
+def test_default_threads_never_oversubscribe():
+    assert default_threads(16, 16) == 1 and default_threads(4, 16) == 4 and default_threads(3, 16) == 5
+    assert default_threads(32, 16) == 1
+
+
+def test_a_raising_callback_or_a_dropped_result_leaks_nothing(pool, caplog):
+    got: list[SynthResult | SynthFailure] = []
+    both = threading.Event()
+
+    def boom(outcome):
+        raise RuntimeError("callback bug")
+
+    def keep(outcome):
+        got.append(outcome)
+        both.set()
+
+    pool.submit(SynthTask("cb", 0, "winning-tiny", seed=1, compute_abc=False), boom)
+    pool.submit(SynthTask("cb", 1, "winning-tiny", seed=2, compute_abc=False), keep)
+    assert both.wait(WAIT)
+    (r,) = got
+    assert isinstance(r, SynthResult)
+    got.clear()
+    del r
+    gc.collect()  # a result never closed is released when it is collected
+    done = Outcomes()
+    pool.submit(SynthTask("cb", 2, "winning-tiny", seed=3, compute_abc=False), done)
+    done.wait("cb", 2).close()  # the callback thread delivered after the bad callback
+    assert "a synthesis callback raised (job cb)" in caplog.text
     assert not blocks()
 
 

@@ -34,6 +34,7 @@ so worker spans line up with the parent's timelines.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import heapq
 import itertools
@@ -48,6 +49,7 @@ import sys
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
@@ -103,23 +105,18 @@ class SynthResult:
     pid: int = 0
     nbytes: int = 0  # size of the shared-memory block
     shm_name: str = ""
-    _map: mmap.mmap | None = field(default=None, repr=False)
+    _release: weakref.finalize | None = field(default=None, repr=False)
 
     def close(self) -> None:
-        """Unlink the block and drop this result's views; idempotent.
+        """Unlink the block and drop this result's views; idempotent (also run if it is collected).
 
-        Views the caller still holds keep the memory mapped (never dangling) until they go;
-        the name is gone at once, so nothing is left in /dev/shm.
+        The name goes at once, so nothing is left in /dev/shm; the memory is unmapped when the
+        last view goes, so views the caller still holds stay valid, never dangling.
         """
-        if self._map is None:
-            return
-        m, self._map = self._map, None
-        empty = np.zeros((0, 4), dtype=np.uint64)
-        self.inputs = self.aux = empty
+        self.inputs = self.aux = np.zeros((0, 4), dtype=np.uint64)
         self.abc = None
-        _unlink(self.shm_name, registered=True)
-        with contextlib.suppress(BufferError):  # the caller's views hold the mapping until freed
-            m.close()
+        if self._release is not None:
+            self._release()
 
     def __enter__(self) -> SynthResult:
         return self
@@ -162,6 +159,14 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0))
 
 
+def default_threads(workers: int, cores: int | None = None) -> int:
+    """numba threads per worker, so that workers x threads does not exceed the cores.
+
+    Oversubscribed numba parallel launches stall (docs/ARCHITECTURE.md, "Small batches").
+    """
+    return max(1, (cores or default_workers()) // workers)
+
+
 # --- the worker process -----------------------------------------------------------------------
 
 
@@ -182,7 +187,7 @@ def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, pre
             worker.load(name, abc=True)
         except Exception as exc:  # the tasks of that circuit will report it
             print(f"synthesis worker {os.getpid()}: preload of {name} failed: {exc}", file=sys.stderr)
-    conn.send(("ready", os.getpid(), t0, time.perf_counter()))
+    conn.send(("ready", numba.get_num_threads(), time.perf_counter() - t0))
     while True:
         try:
             msg = conn.recv()
@@ -302,6 +307,8 @@ class _Slot:
     entry: _Entry | None = None
     started_at: float = 0.0
     startup_s: float | None = None  # Process.start() to 'ready' (imports, numba, preload)
+    numba_threads: int = 0  # as the worker reports it
+    setup_s: float = 0.0  # inside the worker: importing numba, preloading circuits
     alive: bool = True  # False once its process ended and was handled
     early_deaths: int = 0  # consecutive deaths of this slot's workers before they were ready
 
@@ -324,10 +331,7 @@ class SynthPool:
         n = default_workers() if workers is None else workers
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise UsageError(f"a synthesis pool needs at least one worker, not {workers!r}")
-        cores = default_workers()
-        #: numba threads per worker: workers x threads never exceeds the cores (oversubscribed
-        #: numba launches stall, docs/ARCHITECTURE.md "Small batches").
-        self.threads = threads_per_worker or max(1, cores // n)
+        self.threads = threads_per_worker or default_threads(n)
         self.cache_dir = cache_dir
         self.preload = tuple(preload)
         self._ctx = multiprocessing.get_context(context)
@@ -343,11 +347,19 @@ class SynthPool:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._slots = [self._start(i) for i in range(n)]
-        self._stopped = threading.Event()
-        self._callback_thread = threading.Thread(target=self._deliver, name="cuzk-synth-callbacks")
-        self._dispatcher = threading.Thread(target=self._dispatch_loop, name="cuzk-synth-dispatch")
+        # Daemon threads plus an exit hook: a pool never shut down must not hang interpreter exit
+        # (non-daemon threads are joined before atexit hooks run).
+        self._callback_thread = threading.Thread(
+            target=self._deliver, name="cuzk-synth-callbacks", daemon=True
+        )
+        self._dispatcher = threading.Thread(
+            target=self._dispatch_loop, name="cuzk-synth-dispatch", daemon=True
+        )
         self._callback_thread.start()
         self._dispatcher.start()
+        ref = weakref.ref(self)
+        self._at_exit = lambda: (p := ref()) is not None and p.shutdown(wait=True, kill=True)
+        atexit.register(self._at_exit)
 
     # --- public API ---
     @property
@@ -394,10 +406,12 @@ class SynthPool:
         with self._lock:
             return len(self._queue)
 
-    def startup_seconds(self) -> list[float | None]:
-        """Per worker slot: seconds from process start to ready (None while starting)."""
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Per worker slot: index, pid, ready, startup_s (Process.start() to ready; None while
+        starting), setup_s (the worker's own part of it: numba import, preloads), numba_threads."""
+        keys = ("index", "ready", "startup_s", "setup_s", "numba_threads")
         with self._lock:
-            return [s.startup_s for s in self._slots]
+            return [{"pid": s.process.pid, **{k: getattr(s, k) for k in keys}} for s in self._slots]
 
     def shutdown(self, wait: bool = True, *, cancel_pending: bool = False, kill: bool = False) -> None:
         """Stop accepting tasks; queued ones still run unless cancel_pending (then kind "shutdown").
@@ -410,7 +424,8 @@ class SynthPool:
             self._cancel_pending = self._cancel_pending or cancel_pending
             self._kill = self._kill or kill
         self._wake()
-        if wait:
+        atexit.unregister(self._at_exit)
+        if wait and threading.current_thread() not in (self._dispatcher, self._callback_thread):
             self._dispatcher.join()
             self._callback_thread.join()
 
@@ -512,6 +527,7 @@ class SynthPool:
             with self._lock:
                 slot.ready = True
                 slot.startup_s = time.perf_counter() - slot.started_at
+                slot.numba_threads, slot.setup_s = msg[1], msg[2]
             return
         task_id, status, *rest = msg
         with self._lock:
@@ -607,10 +623,15 @@ def _map_result(
     """Map the worker's block and wrap its arrays as views (no copy)."""
     with open(os.path.join(SHM_DIR, entry.shm_name), "r+b") as f:
         m = mmap.mmap(f.fileno(), 0)
+    # Each view's base is the mmap object, which unmaps when the last view is freed: it is
+    # never closed explicitly (numpy holds no buffer export, so a close would leave views dangling).
     views = {key: np.ndarray(shape, dtype=np.uint64, buffer=m, offset=off) for key, shape, off in layout}
+    del m
     abc = (views["a"], views["b"], views["c"]) if "a" in views else None
     t = entry.task
-    return SynthResult(
+    result = SynthResult(
         t.job_id, t.partition, views["inputs"], views["aux"], abc, spans,
-        worker=worker, pid=pid, nbytes=nbytes, shm_name=entry.shm_name, _map=m,
+        worker=worker, pid=pid, nbytes=nbytes, shm_name=entry.shm_name,
     )  # fmt: skip
+    result._release = weakref.finalize(result, _unlink, entry.shm_name, registered=True)
+    return result
