@@ -222,6 +222,19 @@ def test_a_killed_worker_fails_its_task_and_is_replaced(pool, tmp_path):
     assert not blocks()
 
 
+def test_idle_workers_killed_cost_no_task(pool):
+    out = Outcomes()
+    old = pool.worker_pids()
+    for pid in old:
+        os.kill(pid, signal.SIGKILL)
+    pool.submit(SynthTask("idle", 0, "winning-tiny", seed=1, compute_abc=False), out)
+    r = out.wait("idle", 0)  # requeued if it went to a dead worker, else run by a replacement
+    assert isinstance(r, SynthResult), r
+    r.close()
+    assert not set(old) & set(pool.worker_pids())
+    assert not blocks()
+
+
 def test_cancel_drops_queued_tasks_and_closes_a_running_ones_result(pool, tmp_path):
     out = Outcomes()
     h0, h1 = Hold(tmp_path / "a"), Hold(tmp_path / "b")

@@ -196,6 +196,7 @@ def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, pre
         if msg is None:
             return
         task_id, task, shm_name = msg
+        conn.send(("started", task_id))  # from here on, a death is this task's
         conn.send((task_id, *worker.run(task, shm_name)))
 
 
@@ -295,7 +296,9 @@ class _Entry:
     task: SynthTask
     done: Callback
     shm_name: str
+    key: tuple = ()
     cancelled: bool = False
+    started: bool = False  # the worker has acknowledged it
 
 
 @dataclass
@@ -374,7 +377,7 @@ class SynthPool:
             if self._closing:
                 raise ShuttingDownError("the synthesis pool is shutting down")
             tid = next(self._ids)
-            entry = _Entry(tid, task, done, f"{self._tag}{tid}")
+            entry = _Entry(tid, task, done, f"{self._tag}{tid}", key)
             heapq.heappush(self._queue, (key, tid, entry))
         self._wake()
 
@@ -499,9 +502,16 @@ class SynthPool:
             slots = [s for s in self._slots if s.alive]
         for s in sends:
             e = s.entry
-            # Outside the lock: an instance may be large. A dead worker's sentinel reports the task.
-            with contextlib.suppress(OSError):
+            try:  # outside the lock: an instance may be large
                 s.conn.send(None if done or e is None else (e.task_id, e.task, e.shm_name))
+            except OSError:  # the worker is dead (its sentinel will say so); it never saw the task
+                if e is not None:
+                    with self._lock:
+                        s.entry = None
+                        if not e.cancelled:
+                            heapq.heappush(self._queue, (e.key, e.task_id, e))
+                    if e.cancelled:
+                        self._report(e, self._failure(e, "cancelled", f"job {e.task.job_id} was cancelled"))
         if done:
             return True
         waitables: list[Any] = [self._wake_r]
@@ -528,6 +538,11 @@ class SynthPool:
                 slot.ready = True
                 slot.startup_s = time.perf_counter() - slot.started_at
                 slot.numba_threads, slot.setup_s = msg[1], msg[2]
+            return
+        if msg[0] == "started":
+            with self._lock:
+                if slot.entry is not None and slot.entry.task_id == msg[1]:
+                    slot.entry.started = True
             return
         task_id, status, *rest = msg
         with self._lock:
@@ -573,6 +588,10 @@ class SynthPool:
             early = 0 if slot.startup_s is not None else slot.early_deaths + 1
             if early:
                 self._start_error = f"worker {pid} exited with {how} before it was ready"
+        if entry is not None and not entry.started and not entry.cancelled and not killed:
+            with self._lock:  # it died before it saw the task: the task runs elsewhere
+                heapq.heappush(self._queue, (entry.key, entry.task_id, entry))
+            entry, replace = None, True
         if entry is not None:
             _unlink(entry.shm_name, registered=True)  # a block it made before dying
             t = entry.task
