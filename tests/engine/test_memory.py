@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -84,9 +85,19 @@ def test_bad_arguments() -> None:
     assert budget.in_flight() == 5 and budget.snapshot()["untagged"] == 5
 
 
+def _recorder(calls: list[int]) -> Callable[[int], int]:
+    """An evictor that frees nothing and records what it was asked for."""
+
+    def evictor(short: int) -> int:
+        calls.append(short)
+        return 0
+
+    return evictor
+
+
 def test_larger_than_total_fails_at_once() -> None:
     calls: list[int] = []
-    budget = MemoryBudget(100, evictor=lambda n: calls.append(n) or 0)
+    budget = MemoryBudget(100, evictor=_recorder(calls))
     with pytest.raises(
         BudgetExceededError, match="101 bytes for porep exceed the whole memory budget of 100"
     ):
@@ -106,9 +117,8 @@ def test_try_reserve() -> None:
 
 
 def test_evictor_called_when_short() -> None:
-    held = {"srs": None}
     budget = MemoryBudget(100)
-    held["srs"] = budget.reserve(70, tag="srs")
+    held = {"srs": budget.reserve(70, tag="srs")}
     asked: list[int] = []
 
     def evictor(short: int) -> int:
@@ -125,7 +135,7 @@ def test_evictor_called_when_short() -> None:
 
 def test_evictor_freeing_nothing_then_timeout() -> None:
     asked: list[int] = []
-    budget = MemoryBudget(100, evictor=lambda n: asked.append(n) or 0)
+    budget = MemoryBudget(100, evictor=_recorder(asked))
     budget.reserve(90)
     with pytest.raises(DeadlineExceededError, match="waiting for 20 bytes"):
         budget.reserve(20, timeout=0)
@@ -261,3 +271,23 @@ def test_stress_in_flight_never_exceeds_total() -> None:
     assert budget.in_flight() == 0 and 0 < budget.peak() <= total
     assert budget.snapshot() == {"total": total, "used": 0, "available": total, "peak": budget.peak(),
                                  "waiters": 0}  # fmt: skip
+
+
+def test_unfair_budget_lets_a_fitting_request_pass_a_waiter() -> None:
+    budget = MemoryBudget(100, fair=False)
+    base = budget.reserve(50)
+    got = threading.Event()
+
+    def big() -> None:
+        with budget.reserve(90):
+            got.set()
+
+    t = threading.Thread(target=big)
+    t.start()
+    _wait_for_waiters(budget, 1)
+    small = budget.try_reserve(30)  # fits: goes ahead of the waiting 90
+    assert small is not None and budget.in_flight() == 80 and not got.is_set()
+    small.release()
+    base.release()
+    t.join()
+    assert got.is_set() and budget.in_flight() == 0

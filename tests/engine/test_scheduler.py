@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuzk.engine.request import Priority
-from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
+from cuzk.engine.scheduler import BatchCollector, Schedulable, Scheduler, WorkQueue
 from cuzk.errors import EngineError, QueueFullError, ShuttingDownError, UsageError
 
 N, H, C, L = Priority.NORMAL, Priority.HIGH, Priority.CRITICAL, Priority.LOW
@@ -38,7 +38,7 @@ class Jobs:
         return Job(job_id, priority, next(self._seq), key, batchable)
 
 
-def ids(batches: list[list[Job]]) -> list[list[str]]:
+def ids(batches: list[list[Schedulable]]) -> list[list[str]]:
     return [[j.job_id for j in b] for b in batches]
 
 
@@ -240,7 +240,10 @@ def test_no_job_lost_or_duplicated(ops: list[tuple], size: int, wait: float) -> 
             bc.push(job, now)
         elif op[0] == "poll":
             now += op[1]
-            for batch in bc.poll(now, limit=op[2]):
+            batches = bc.poll(now, limit=op[2])
+            keys = [(-max(j.priority for j in b), min(j.seq for j in b)) for b in batches]
+            assert keys == sorted(keys), "ready batches left out of priority/FIFO order"
+            for batch in batches:
                 assert 1 <= len(batch) <= size
                 assert len({j.batch_key for j in batch}) == 1
                 if len(batch) > 1:
@@ -445,3 +448,43 @@ def test_work_queue_close_drains_then_returns_none_and_wakes_everyone() -> None:
 def test_work_queue_bad_maxsize() -> None:
     with pytest.raises(UsageError):
         WorkQueue(maxsize=-1)
+
+
+def test_scheduler_timeout_on_the_real_clock() -> None:
+    sched = Scheduler(BatchCollector())
+    assert sched.next_batch(timeout=0.01) is None and not sched.closed
+
+
+def test_scheduler_many_pushers_and_dispatchers_lose_nothing() -> None:
+    sched = Scheduler(BatchCollector(max_batch_size=3, max_batch_wait_s=0.001))
+    pushers, per, dispatchers = 4, 50, 3
+    seq = itertools.count()
+    seq_lock = threading.Lock()
+    got: list[str] = []
+    got_lock = threading.Lock()
+    start = threading.Barrier(pushers + dispatchers)
+
+    def push(p: int) -> None:
+        start.wait()
+        for i in range(per):
+            with seq_lock:  # seq is the submit order, as the engine's intake assigns it
+                job = Job(f"p{p}-{i}", list(Priority)[i % 4], next(seq), f"k{i % 2}", i % 5 != 0)
+                sched.push(job)
+
+    def dispatch() -> None:
+        start.wait()
+        while (batch := sched.next_batch()) is not None:
+            with got_lock:
+                got.extend(j.job_id for j in batch)
+
+    ds = [threading.Thread(target=dispatch) for _ in range(dispatchers)]
+    ps = [threading.Thread(target=push, args=(p,)) for p in range(pushers)]
+    for t in ds + ps:
+        t.start()
+    for t in ps:
+        t.join()
+    sched.close()
+    for t in ds:
+        t.join()
+    assert sorted(got) == sorted(f"p{p}-{i}" for p in range(pushers) for i in range(per))
+    assert len(sched) == 0

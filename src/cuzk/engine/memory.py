@@ -7,8 +7,8 @@ Differences from the reference daemon (REFERENCE_API.md 7.4), on purpose:
 - a request larger than the whole budget fails at once (`BudgetExceededError`) instead of
   waiting forever with a warning;
 - a waiter can be cancelled (a `threading.Event`) or time out (`DeadlineExceededError`);
-- waiters are served first come, first served, so a large request is not starved by a stream
-  of small ones that keep fitting in front of it;
+- waiters are served first come, first served (unless `fair=False`), so a large request is not
+  starved by a stream of small ones that keep fitting in front of it;
 - the evictor (the SRS manager's idle entries) is called outside the budget's lock, so an
   evictor that releases reservations cannot deadlock against it.
 """
@@ -85,7 +85,7 @@ def _mem_available(meminfo_path: str) -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def auto_budget(margin: int, *, meminfo_path: str = "/proc/meminfo") -> int:
+def auto_budget(margin: int | str, *, meminfo_path: str = "/proc/meminfo") -> int:
     """MemAvailable minus `margin` (the reference uses MemTotal, which counts memory others hold)."""
     margin = parse_size(margin)
     available = _mem_available(meminfo_path)
@@ -126,7 +126,9 @@ class Reservation:
 class MemoryBudget:
     """A byte budget with blocking, cancellable, first-come-first-served reserves."""
 
-    def __init__(self, total: int, *, evictor: Callable[[int], int] | None = None) -> None:
+    def __init__(self, total: int, *, evictor: Callable[[int], int] | None = None, fair: bool = True) -> None:
+        """`fair`: waiters are served in arrival order (a waiter that fits waits behind one that
+        does not); False lets any request that fits go at once."""
         total = parse_size(total)
         if total <= 0:
             raise UsageError(f"a memory budget must be positive, not {total}")
@@ -137,6 +139,7 @@ class MemoryBudget:
         self._peak = 0
         self._by_tag: dict[str, int] = {}
         self._waiters: deque[object] = deque()  # tickets, first come first served
+        self.fair = fair
 
     @property
     def evictor(self) -> Callable[[int], int] | None:
@@ -164,18 +167,18 @@ class MemoryBudget:
                 with self._cond:
                     if cancelled is not None and cancelled.is_set():
                         raise JobCancelledError(f"cancelled while waiting for {nbytes} bytes of memory")
-                    if (not self._waiters or self._waiters[0] is ticket) and self._fits(nbytes):
+                    if self._my_turn(ticket) and self._fits(nbytes):
                         return self._grant(nbytes, tag)
                     if not queued:
                         self._waiters.append(ticket)
                         queued = True
                     short = self._used + nbytes - self.total
-                    head = self._waiters[0] is ticket
+                    head = self._waiters[0] is ticket or not self.fair
                 # Only the head of the line evicts, so two waiters do not both empty the SRS cache.
                 if head and short > 0 and self._evictor is not None and self._evictor(short) > 0:
                     continue
                 with self._cond:
-                    if (not self._waiters or self._waiters[0] is ticket) and self._fits(nbytes):
+                    if self._my_turn(ticket) and self._fits(nbytes):
                         return self._grant(nbytes, tag)
                     wait = _POLL_S
                     if deadline is not None:
@@ -194,10 +197,10 @@ class MemoryBudget:
                     self._cond.notify_all()  # the next in line may fit now
 
     def try_reserve(self, nbytes: int, *, tag: str = "") -> Reservation | None:
-        """Reserve now if it fits without waiting or evicting (and nobody waits ahead); else None."""
+        """Reserve now if it fits without waiting or evicting (and, if fair, nobody waits); else None."""
         nbytes = self._check(nbytes, tag)
         with self._cond:
-            if not self._waiters and self._fits(nbytes):
+            if (not self.fair or not self._waiters) and self._fits(nbytes):
                 return self._grant(nbytes, tag)
         return None
 
@@ -239,6 +242,9 @@ class MemoryBudget:
                 f"{self.total} bytes; raise the budget or lower the work's size"
             )
         return nbytes
+
+    def _my_turn(self, ticket: object) -> bool:
+        return not self.fair or not self._waiters or self._waiters[0] is ticket
 
     def _fits(self, nbytes: int) -> bool:
         return self._used + nbytes <= self.total
