@@ -204,10 +204,11 @@ def _parse_setting(key: str, text: str, current: Any) -> Any:
         return t if t == "auto" else parse_size(t)
     if key == "cache_dir":
         return t or None
+    kind = {int: "an integer", float: "a number"}.get(type(current))
     try:
-        return type(current)(t) if isinstance(current, int | float) else t
+        return type(current)(t) if kind else t
     except ValueError:
-        raise UsageError(f"{key} must be a {type(current).__name__}, not {text!r}") from None
+        raise UsageError(f"{key} must be {kind}, not {text!r}") from None
 
 
 # --- jobs and results ----------------------------------------------------------------------------
@@ -460,6 +461,7 @@ class Engine:
         self._idle = threading.Condition(self._lock)
         self._seq = itertools.count(1)
         self._batch_seq = itertools.count(1)
+        self._turn = itertools.count()
         self._jobs: dict[str, Job] = {}
         self._by_request: dict[str, Job] = {}
         self._active = 0
@@ -688,7 +690,9 @@ class Engine:
         for j in jobs:
             j.status = JobStatus.RUNNING
             j.add_spans([Span("queue_wait", j.submitted, now, attrs={"priority": j.priority.name})])
-        device = min(self.config.devices, key=lambda d: len(self.gpu_queues[d]))
+        devs = self.config.devices
+        turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
+        device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
         req = jobs[0].request
         circuit = req.circuit or ""
         key = self._srs_key(circuit, device, req.params_dir)
