@@ -63,16 +63,23 @@ class Gate:
         self.entered = threading.Event()
         self._left = count
         self._match = match
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
+        self.held: list[tuple[str, int]] = []
 
     def __call__(self, job_id: str, partition: int) -> None:
-        with self._lock:
+        with self._cond:
             hit = self._left > 0 and (self._match is None or self._match(job_id, partition))
             if hit:
                 self._left -= 1
+                self.held.append((job_id, partition))
+                self._cond.notify_all()
         if hit:
             self.entered.set()
             assert self.opened.wait(WAIT)
+
+    def wait_held(self, n: int) -> None:
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.held) >= n, WAIT), f"{len(self.held)} of {n} held"
 
     def open(self) -> None:
         self.opened.set()
