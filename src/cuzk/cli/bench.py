@@ -19,6 +19,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+from cuzk.cli.bench_batch import register as _register_batch
 from cuzk.cli.bench_single import register as _register_single
 
 STEPS = ("witness", "matvec_a", "matvec_b", "matvec_c", "density")
@@ -46,6 +47,7 @@ def _positive(text: str) -> int:
 SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "synth": _register_synth,
     "single": _register_single,
+    "batch": _register_batch,
 }
 
 

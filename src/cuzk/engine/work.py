@@ -159,3 +159,18 @@ def bad_proofs(resident: Resident, inputs: Sequence[Sequence[int]], proofs: Sequ
 
 def proof_bytes(proofs: Sequence[Proof]) -> bytes:
     return proofs_to_bytes(list(proofs))
+
+
+def prove_one_by_one(name: str, seeds: Sequence[int], resident: Resident) -> list[float]:
+    """The baseline without the pipeline: each instance's witness, proof and check in turn (seconds each)."""
+    import time
+
+    from cuzk.groth16.api import prove
+
+    c, topo = circuit(name), topology(name)
+    times = []
+    for seed in seeds:
+        t0 = time.perf_counter()
+        prove(topo, [c.witness(c.random_instance(seed))], resident.srs)
+        times.append(time.perf_counter() - t0)
+    return times
