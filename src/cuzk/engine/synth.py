@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -180,7 +181,7 @@ def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, pre
     t0 = time.perf_counter()
     import numba
 
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     worker = _Worker(index)
     for name in preload:
         try:
@@ -337,7 +338,7 @@ class SynthPool:
         self.threads = threads_per_worker or default_threads(n)
         self.cache_dir = cache_dir
         self.preload = tuple(preload)
-        self._ctx = multiprocessing.get_context(context)
+        self._ctx: Any = multiprocessing.get_context(context)
         self._lock = threading.Lock()
         self._queue: list[tuple[tuple, int, _Entry]] = []
         self._ids = itertools.count()
@@ -360,8 +361,7 @@ class SynthPool:
         )
         self._callback_thread.start()
         self._dispatcher.start()
-        ref = weakref.ref(self)
-        self._at_exit = lambda: (p := ref()) is not None and p.shutdown(wait=True, kill=True)
+        self._at_exit = functools.partial(_shutdown_at_exit, weakref.ref(self))
         atexit.register(self._at_exit)
 
     # --- public API ---
@@ -476,14 +476,14 @@ class SynthPool:
             hopeless = not any(s.alive for s in self._slots)
             if self._queue and (hopeless or (closing and (self._cancel_pending or kill))):
                 drop, self._queue = sorted(self._queue), []
-                for _, _, e in drop:
+                for _, _, gone in drop:
                     if hopeless:
                         why = self._failure(
-                            e, "worker", f"no synthesis worker could start ({self._start_error})"
+                            gone, "worker", f"no synthesis worker could start ({self._start_error})"
                         )
                     else:
-                        why = self._failure(e, "shutdown", "the synthesis pool shut down before it ran")
-                    self._report(e, why)
+                        why = self._failure(gone, "shutdown", "the synthesis pool shut down before it ran")
+                    self._report(gone, why)
             if kill:
                 for s in self._slots:
                     if s.alive and s.process.is_alive():
@@ -633,6 +633,13 @@ class SynthPool:
                 log.exception("a synthesis callback raised (job %s)", outcome.job_id)
                 if isinstance(outcome, SynthResult):
                     outcome.close()
+
+
+def _shutdown_at_exit(ref: weakref.ref[SynthPool]) -> None:
+    """At interpreter exit, stop a pool nobody shut down (its threads are daemons)."""
+    pool = ref()
+    if pool is not None:
+        pool.shutdown(wait=True, kill=True)
 
 
 def _map_result(
