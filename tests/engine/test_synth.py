@@ -23,6 +23,7 @@ import pytest
 
 from cuzk.backends import get_backend
 from cuzk.circuits import get_circuit
+from cuzk.engine import synth
 from cuzk.engine.synth import (
     SHM_DIR,
     SHM_PREFIX,
@@ -280,6 +281,24 @@ def test_shutdown_with_tasks_queued_gives_each_one_outcome(tmp_path):
     assert isinstance(r, SynthResult)
     r.close()
     assert all(out.count("s", i) == 1 for i in range(4))
+    assert not blocks()
+
+
+def test_a_broken_dispatcher_still_gives_every_task_an_outcome(monkeypatch):
+    def boom(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(synth, "_map_result", boom)
+    out = Outcomes()
+    p = SynthPool(1, threads_per_worker=1)
+    for i in range(2):
+        p.submit(SynthTask("broken", i, "winning-tiny", seed=i, compute_abc=False), out)
+    for i in range(2):
+        f = out.wait("broken", i)
+        assert isinstance(f, SynthFailure) and f.kind == "worker"
+        assert "the synthesis pool failed: RuntimeError('boom')" in f.message
+    p.shutdown(wait=True)
+    assert out.count("broken", 0) == out.count("broken", 1) == 1
     assert not blocks()
 
 

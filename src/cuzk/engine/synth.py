@@ -348,6 +348,7 @@ class SynthPool:
         self._kill = False
         self._start_error = ""
         self._callbacks: queue.SimpleQueue[tuple[Callback, Outcome] | None] = queue.SimpleQueue()
+        self._wake_lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._slots = [self._start(i) for i in range(n)]
@@ -453,20 +454,40 @@ class SynthPool:
         return _Slot(index, p, parent, started_at=started)
 
     def _wake(self) -> None:
-        with contextlib.suppress(BlockingIOError):  # a full pipe: the dispatcher is awake anyway
-            os.write(self._wake_w, b"x")
+        with self._wake_lock:  # never write to the descriptor once the dispatcher has closed it
+            if self._wake_w >= 0:
+                with contextlib.suppress(BlockingIOError):  # a full pipe: the dispatcher is awake anyway
+                    os.write(self._wake_w, b"x")
 
     def _dispatch_loop(self) -> None:
         try:
             while not self._step():
                 pass
+        except BaseException as exc:  # a bug here must not leave tasks without an outcome
+            log.exception("the synthesis dispatcher failed")
+            self._fail_all(f"the synthesis pool failed: {exc!r}")
         finally:
             for s in self._slots:
                 s.process.join()
                 s.conn.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            with self._wake_lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
             self._callbacks.put(None)
+
+    def _fail_all(self, message: str) -> None:
+        with self._lock:
+            self._closing = True
+            entries = [e for _, _, e in sorted(self._queue)] + [s.entry for s in self._slots if s.entry]
+            self._queue = []
+            for s in self._slots:
+                s.entry = None
+                if s.process.is_alive():
+                    s.process.kill()
+        for e in entries:
+            _unlink(e.shm_name, registered=True)
+            self._report(e, self._failure(e, "worker", message))
 
     def _step(self) -> bool:
         """Dispatch, wait for one event, handle it. True once the pool has wound down."""
@@ -545,27 +566,34 @@ class SynthPool:
                     slot.entry.started = True
             return
         task_id, status, *rest = msg
-        with self._lock:
-            entry, slot.entry = slot.entry, None
+        entry = slot.entry  # stays the slot's until reported, so a failure here still reaches it
         assert entry is not None and entry.task_id == task_id, "a worker answered a task it was not given"
-        pid = slot.process.pid
-        if status == "ok":
-            layout, nbytes, spans = rest
-            result = _map_result(entry, layout, nbytes, spans, slot.index, pid)
-            if entry.cancelled:
-                result.close()
-                outcome: Outcome = self._failure(entry, "cancelled", f"job {entry.task.job_id} was cancelled")
-                outcome.spans = spans
-            else:
-                outcome = result
-        else:
-            error, message, spans = rest
-            t = entry.task
-            outcome = SynthFailure(
-                t.job_id, t.partition, f"partition {t.partition} of job {t.job_id}: {message}", "job",
-                error=error, spans=spans, worker=slot.index, pid=pid,
-            )  # fmt: skip
+        outcome = self._outcome(entry, status, rest, slot.index, slot.process.pid)
+        with self._lock:
+            slot.entry = None
         self._report(entry, outcome)
+
+    def _outcome(self, entry: _Entry, status: str, rest: list[Any], worker: int, pid: int) -> Outcome:
+        t = entry.task
+        if status != "ok":
+            error, message, spans = rest
+            return SynthFailure(
+                t.job_id, t.partition, f"partition {t.partition} of job {t.job_id}: {message}", "job",
+                error=error, spans=spans, worker=worker, pid=pid,
+            )  # fmt: skip
+        layout, nbytes, spans = rest
+        try:
+            result = _map_result(entry, layout, nbytes, spans, worker, pid)
+        except OSError as exc:
+            _unlink(entry.shm_name, registered=True)
+            why = f"partition {t.partition} of job {t.job_id}: its result block is not readable: {exc}"
+            return self._failure(entry, "worker", why)
+        if not entry.cancelled:
+            return result
+        result.close()
+        cancelled = self._failure(entry, "cancelled", f"job {t.job_id} was cancelled")
+        cancelled.spans = spans
+        return cancelled
 
     def _died(self, slot: _Slot, *, drained: bool = False) -> None:
         """The worker's process ended: fail its task (if any) and start a replacement."""
