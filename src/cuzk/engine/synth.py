@@ -4,7 +4,8 @@ Python synthesis holds the GIL, so the engine runs it in worker PROCESSES
 ("spawn" context: nothing of the parent's threads or locks is inherited).
 Each worker loads a circuit's witness program and topology once, from the
 on-disk cache, and keeps them for later tasks. Per task (one partition of one
-job) it runs the witness program (span `witness`) and, when the task asks,
+job) it makes the instance of a seed (span `instance`), runs the witness
+program (span `witness`) and, when the task asks,
 a = A.w, b = B.w, c = C.w with the satisfaction check on the CPU backend
 (span `matvec`, through `groth16.prover.synthesize`, the prover's own check).
 
@@ -90,7 +91,7 @@ class SynthTask:
 
 @dataclass
 class SynthResult:
-    """A satisfied partition: views into a shared-memory block, valid until `close()`.
+    """A satisfied partition: views into a shared-memory block that `close()` releases.
 
     inputs (num_inputs, 4) and aux (num_aux, 4) are the witness (Montgomery Fr, ONE first);
     abc is (a, b, c), each (num_constraints, 4), when the task asked for it.
@@ -236,8 +237,12 @@ class _Worker:
                     circuit = self.load(task.circuit, abc=task.compute_abc)
             else:
                 circuit = self.load(task.circuit, abc=task.compute_abc)
+            if task.instance is None:
+                with tl.span("instance"):
+                    inst: Mapping[str, np.ndarray] = circuit.random_instance(task.seed)
+            else:
+                inst = task.instance
             with tl.span("witness"):
-                inst = task.instance if task.instance is not None else circuit.random_instance(task.seed)
                 wit = circuit.witness(inst)
             arrays = {"inputs": wit.inputs, "aux": wit.aux}
             if task.compute_abc:
@@ -249,7 +254,10 @@ class _Worker:
             with tl.span("handoff"):
                 layout, nbytes = _write_block(shm_name, arrays)
         except Exception as exc:  # every error is the task's, reported; the worker stays
-            return ("fail", type(exc).__name__, str(exc) or type(exc).__name__, self._spans(tl))
+            from cuzk.errors import CuzkError
+
+            what = str(exc) if isinstance(exc, CuzkError) else f"{type(exc).__name__}: {exc}"
+            return ("fail", type(exc).__name__, what, self._spans(tl))
         return ("ok", layout, nbytes, self._spans(tl))
 
     def _spans(self, tl: Any) -> list[dict[str, Any]]:
