@@ -23,6 +23,7 @@ import pytest
 
 from cuzk.backends import get_backend
 from cuzk.circuits import get_circuit
+from cuzk.engine import synth
 from cuzk.engine.synth import (
     SHM_DIR,
     SHM_PREFIX,
@@ -132,6 +133,7 @@ def test_results_equal_in_process_synthesis(pool, cpu):
         assert r.inputs.base is not None  # a view into the shared block, not a copy
         names = [s["name"] for s in r.spans]
         assert "witness" in names and ("matvec" in names) == (p != 1)
+        assert ("instance" in names) == (p != 2)  # seeded tasks make their instance in the worker
         for s in r.spans:
             assert s["start"] <= s["end"] and s["pid"] == r.pid and s["worker"] == r.worker
         assert r.pid in pool.worker_pids()
@@ -182,7 +184,12 @@ def test_a_bad_instance_fails_only_its_task(pool):
     bad = c.corrupt(c.random_instance(6))
     pids = pool.worker_pids()
     pool.submit(SynthTask("bad", 0, "porep-tiny", instance=dict(bad.arrays)), out)
+    pool.submit(SynthTask("bad", 1, "porep-tiny", instance={}), out)
     pool.submit(SynthTask("good", 0, "porep-tiny", seed=6), out)
+    f = out.wait("bad", 1)
+    assert (
+        isinstance(f, SynthFailure) and f.kind == "job" and f.message.startswith("partition 1 of job bad: ")
+    )
     f = out.wait("bad", 0)
     assert isinstance(f, SynthFailure) and f.kind == "job" and f.error == "UnsatisfiedError"
     assert "partition 0 of job bad" in f.message and "is not satisfied" in f.message
@@ -280,6 +287,24 @@ def test_shutdown_with_tasks_queued_gives_each_one_outcome(tmp_path):
     assert isinstance(r, SynthResult)
     r.close()
     assert all(out.count("s", i) == 1 for i in range(4))
+    assert not blocks()
+
+
+def test_a_broken_dispatcher_still_gives_every_task_an_outcome(monkeypatch):
+    def boom(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(synth, "_map_result", boom)
+    out = Outcomes()
+    p = SynthPool(1, threads_per_worker=1)
+    for i in range(2):
+        p.submit(SynthTask("broken", i, "winning-tiny", seed=i, compute_abc=False), out)
+    for i in range(2):
+        f = out.wait("broken", i)
+        assert isinstance(f, SynthFailure) and f.kind == "worker"
+        assert "the synthesis pool failed: RuntimeError('boom')" in f.message
+    p.shutdown(wait=True)
+    assert out.count("broken", 0) == out.count("broken", 1) == 1
     assert not blocks()
 
 

@@ -4,7 +4,8 @@ Python synthesis holds the GIL, so the engine runs it in worker PROCESSES
 ("spawn" context: nothing of the parent's threads or locks is inherited).
 Each worker loads a circuit's witness program and topology once, from the
 on-disk cache, and keeps them for later tasks. Per task (one partition of one
-job) it runs the witness program (span `witness`) and, when the task asks,
+job) it makes the instance of a seed (span `instance`), runs the witness
+program (span `witness`) and, when the task asks,
 a = A.w, b = B.w, c = C.w with the satisfaction check on the CPU backend
 (span `matvec`, through `groth16.prover.synthesize`, the prover's own check).
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -89,7 +91,7 @@ class SynthTask:
 
 @dataclass
 class SynthResult:
-    """A satisfied partition: views into a shared-memory block, valid until `close()`.
+    """A satisfied partition: views into a shared-memory block that `close()` releases.
 
     inputs (num_inputs, 4) and aux (num_aux, 4) are the witness (Montgomery Fr, ONE first);
     abc is (a, b, c), each (num_constraints, 4), when the task asked for it.
@@ -180,7 +182,7 @@ def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, pre
     t0 = time.perf_counter()
     import numba
 
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     worker = _Worker(index)
     for name in preload:
         try:
@@ -235,8 +237,12 @@ class _Worker:
                     circuit = self.load(task.circuit, abc=task.compute_abc)
             else:
                 circuit = self.load(task.circuit, abc=task.compute_abc)
+            if task.instance is None:
+                with tl.span("instance"):
+                    inst: Mapping[str, np.ndarray] = circuit.random_instance(task.seed)
+            else:
+                inst = task.instance
             with tl.span("witness"):
-                inst = task.instance if task.instance is not None else circuit.random_instance(task.seed)
                 wit = circuit.witness(inst)
             arrays = {"inputs": wit.inputs, "aux": wit.aux}
             if task.compute_abc:
@@ -248,7 +254,10 @@ class _Worker:
             with tl.span("handoff"):
                 layout, nbytes = _write_block(shm_name, arrays)
         except Exception as exc:  # every error is the task's, reported; the worker stays
-            return ("fail", type(exc).__name__, str(exc) or type(exc).__name__, self._spans(tl))
+            from cuzk.errors import CuzkError
+
+            what = str(exc) if isinstance(exc, CuzkError) else f"{type(exc).__name__}: {exc}"
+            return ("fail", type(exc).__name__, what, self._spans(tl))
         return ("ok", layout, nbytes, self._spans(tl))
 
     def _spans(self, tl: Any) -> list[dict[str, Any]]:
@@ -337,7 +346,7 @@ class SynthPool:
         self.threads = threads_per_worker or default_threads(n)
         self.cache_dir = cache_dir
         self.preload = tuple(preload)
-        self._ctx = multiprocessing.get_context(context)
+        self._ctx: Any = multiprocessing.get_context(context)
         self._lock = threading.Lock()
         self._queue: list[tuple[tuple, int, _Entry]] = []
         self._ids = itertools.count()
@@ -347,6 +356,7 @@ class SynthPool:
         self._kill = False
         self._start_error = ""
         self._callbacks: queue.SimpleQueue[tuple[Callback, Outcome] | None] = queue.SimpleQueue()
+        self._wake_lock = threading.Lock()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._slots = [self._start(i) for i in range(n)]
@@ -360,8 +370,7 @@ class SynthPool:
         )
         self._callback_thread.start()
         self._dispatcher.start()
-        ref = weakref.ref(self)
-        self._at_exit = lambda: (p := ref()) is not None and p.shutdown(wait=True, kill=True)
+        self._at_exit = functools.partial(_shutdown_at_exit, weakref.ref(self))
         atexit.register(self._at_exit)
 
     # --- public API ---
@@ -453,20 +462,40 @@ class SynthPool:
         return _Slot(index, p, parent, started_at=started)
 
     def _wake(self) -> None:
-        with contextlib.suppress(BlockingIOError):  # a full pipe: the dispatcher is awake anyway
-            os.write(self._wake_w, b"x")
+        with self._wake_lock:  # never write to the descriptor once the dispatcher has closed it
+            if self._wake_w >= 0:
+                with contextlib.suppress(BlockingIOError):  # a full pipe: the dispatcher is awake anyway
+                    os.write(self._wake_w, b"x")
 
     def _dispatch_loop(self) -> None:
         try:
             while not self._step():
                 pass
+        except BaseException as exc:  # a bug here must not leave tasks without an outcome
+            log.exception("the synthesis dispatcher failed")
+            self._fail_all(f"the synthesis pool failed: {exc!r}")
         finally:
             for s in self._slots:
                 s.process.join()
                 s.conn.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            with self._wake_lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
             self._callbacks.put(None)
+
+    def _fail_all(self, message: str) -> None:
+        with self._lock:
+            self._closing = True
+            entries = [e for _, _, e in sorted(self._queue)] + [s.entry for s in self._slots if s.entry]
+            self._queue = []
+            for s in self._slots:
+                s.entry = None
+                if s.process.is_alive():
+                    s.process.kill()
+        for e in entries:
+            _unlink(e.shm_name, registered=True)
+            self._report(e, self._failure(e, "worker", message))
 
     def _step(self) -> bool:
         """Dispatch, wait for one event, handle it. True once the pool has wound down."""
@@ -476,14 +505,14 @@ class SynthPool:
             hopeless = not any(s.alive for s in self._slots)
             if self._queue and (hopeless or (closing and (self._cancel_pending or kill))):
                 drop, self._queue = sorted(self._queue), []
-                for _, _, e in drop:
+                for _, _, gone in drop:
                     if hopeless:
                         why = self._failure(
-                            e, "worker", f"no synthesis worker could start ({self._start_error})"
+                            gone, "worker", f"no synthesis worker could start ({self._start_error})"
                         )
                     else:
-                        why = self._failure(e, "shutdown", "the synthesis pool shut down before it ran")
-                    self._report(e, why)
+                        why = self._failure(gone, "shutdown", "the synthesis pool shut down before it ran")
+                    self._report(gone, why)
             if kill:
                 for s in self._slots:
                     if s.alive and s.process.is_alive():
@@ -545,27 +574,34 @@ class SynthPool:
                     slot.entry.started = True
             return
         task_id, status, *rest = msg
-        with self._lock:
-            entry, slot.entry = slot.entry, None
+        entry = slot.entry  # stays the slot's until reported, so a failure here still reaches it
         assert entry is not None and entry.task_id == task_id, "a worker answered a task it was not given"
-        pid = slot.process.pid
-        if status == "ok":
-            layout, nbytes, spans = rest
-            result = _map_result(entry, layout, nbytes, spans, slot.index, pid)
-            if entry.cancelled:
-                result.close()
-                outcome: Outcome = self._failure(entry, "cancelled", f"job {entry.task.job_id} was cancelled")
-                outcome.spans = spans
-            else:
-                outcome = result
-        else:
-            error, message, spans = rest
-            t = entry.task
-            outcome = SynthFailure(
-                t.job_id, t.partition, f"partition {t.partition} of job {t.job_id}: {message}", "job",
-                error=error, spans=spans, worker=slot.index, pid=pid,
-            )  # fmt: skip
+        outcome = self._outcome(entry, status, rest, slot.index, slot.process.pid)
+        with self._lock:
+            slot.entry = None
         self._report(entry, outcome)
+
+    def _outcome(self, entry: _Entry, status: str, rest: list[Any], worker: int, pid: int) -> Outcome:
+        t = entry.task
+        if status != "ok":
+            error, message, spans = rest
+            return SynthFailure(
+                t.job_id, t.partition, f"partition {t.partition} of job {t.job_id}: {message}", "job",
+                error=error, spans=spans, worker=worker, pid=pid,
+            )  # fmt: skip
+        layout, nbytes, spans = rest
+        try:
+            result = _map_result(entry, layout, nbytes, spans, worker, pid)
+        except OSError as exc:
+            _unlink(entry.shm_name, registered=True)
+            why = f"partition {t.partition} of job {t.job_id}: its result block is not readable: {exc}"
+            return self._failure(entry, "worker", why)
+        if not entry.cancelled:
+            return result
+        result.close()
+        cancelled = self._failure(entry, "cancelled", f"job {t.job_id} was cancelled")
+        cancelled.spans = spans
+        return cancelled
 
     def _died(self, slot: _Slot, *, drained: bool = False) -> None:
         """The worker's process ended: fail its task (if any) and start a replacement."""
@@ -633,6 +669,13 @@ class SynthPool:
                 log.exception("a synthesis callback raised (job %s)", outcome.job_id)
                 if isinstance(outcome, SynthResult):
                     outcome.close()
+
+
+def _shutdown_at_exit(ref: weakref.ref[SynthPool]) -> None:
+    """At interpreter exit, stop a pool nobody shut down (its threads are daemons)."""
+    pool = ref()
+    if pool is not None:
+        pool.shutdown(wait=True, kill=True)
 
 
 def _map_result(
