@@ -31,6 +31,7 @@ memory given back. Every accepted job ends in exactly one terminal status.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import threading
@@ -429,17 +430,20 @@ class _Loader:
         self.config = config
 
     def size(self, key: Hashable) -> int:
-        return work.srs_bytes(key[0])  # type: ignore[index]
+        return work.srs_bytes(_key_parts(key)[0])
 
     def load(self, key: Hashable) -> Any:
-        name, device, *rest = key  # type: ignore[misc]
-        return work.load_resident(
-            name, self.config.backend, device, g2_on_cpu=self.config.g2_on_cpu,
-            params_dir=rest[0] if rest else None,
-        )  # fmt: skip
+        name, device, params_dir = _key_parts(key)
+        cfg = self.config
+        return work.load_resident(name, cfg.backend, device, g2_on_cpu=cfg.g2_on_cpu, params_dir=params_dir)
 
     def unload(self, key: Hashable, value: Any) -> None:
         pass  # the resident bases are freed with the last reference to them
+
+
+def _key_parts(key: Hashable) -> tuple[str, int, str | None]:
+    parts: tuple[Any, ...] = tuple(key)  # type: ignore[arg-type]
+    return parts[0], parts[1], parts[2] if len(parts) > 2 else None
 
 
 # --- the engine ----------------------------------------------------------------------------------
@@ -770,7 +774,7 @@ class Engine:
                 self.hooks.call("before_synth", m.job.job_id, unit.partition)
                 task = m.job.task(unit.partition, self.config.abc_on_worker)
                 task.hold = self.hooks.call("synth_hold", m.job.job_id, unit.partition)
-                self.pool.submit(task, lambda out, u=unit, mm=m: self._synth_done(u, mm, out), key=unit.key)
+                self.pool.submit(task, functools.partial(self._synth_done, unit, m), key=unit.key)
             except Exception as exc:
                 self._slots.release()
                 self._fail(m.job, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}")

@@ -150,7 +150,7 @@ class GpuWorker(threading.Thread):
             attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
                      "unit": unit.label}  # fmt: skip
             backend = work.device_backend(self.backend_name, self.device)
-            on_device = any(m.result.abc is None for m in unit.members)  # the SpMV runs on the device
+            on_device = any(r.abc is None for r in unit.results())  # the SpMV runs on the device
             if not on_device:
                 with tl.span("gpu_prepare", **attrs):
                     assignment = work.build_assignment(unit.circuit, unit.results(), backend, tl)
