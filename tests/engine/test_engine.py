@@ -30,7 +30,7 @@ from engine_helpers import (
 
 from cuzk.circuits import get_circuit
 from cuzk.engine import Engine, EngineConfig, EngineHooks, JobStatus, Priority, ProofRequest
-from cuzk.errors import EngineError, UnknownCircuitError, UnknownJobError, UsageError
+from cuzk.errors import DeadlineExceededError, EngineError, UnknownCircuitError, UnknownJobError, UsageError
 
 CIRCUIT = "porep-tiny"
 CLOCK = FakeClock()
@@ -174,6 +174,8 @@ def test_cancel_a_running_job_drops_its_other_partitions(engine, events):
     h = engine.submit(req(60, partitions=3))
     assert gate.entered.wait(WAIT)  # partition 0 is at the GPU
     assert h.status is JobStatus.RUNNING
+    with pytest.raises(DeadlineExceededError, match="did not finish within 0 s"):
+        h.result(timeout=0)
     assert h.cancel() is True
     gate.open()
     r = h.result(0)

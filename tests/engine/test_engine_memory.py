@@ -22,16 +22,17 @@ def fits(partitions: int) -> int:
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[Engine]:
-    cfg = EngineConfig(backend="cpu", synthesis_workers=2, memory_budget=fits(2), queue_limit=6, hooks=HOOKS)
+    cfg = EngineConfig(backend="cpu", synthesis_workers=1, memory_budget=fits(1), queue_limit=3, hooks=HOOKS)
     e = Engine(cfg)
     yield e
     e.shutdown(wait=False)
 
 
 def test_three_times_more_work_than_fits_never_exceeds_the_budget(engine):
-    hs = [engine.submit(ProofRequest(circuit=CIRCUIT, seed=100 + 2 * j, partitions=1)) for j in range(6)]
+    # the budget holds one partition beside the SRS; three jobs of two partitions ask for six
+    hs = [engine.submit(ProofRequest(circuit=CIRCUIT, seed=100 + 2 * j, partitions=2)) for j in range(3)]
     for j, h in enumerate(hs):
-        assert_proofs(h.result(WAIT), CIRCUIT, seeded(CIRCUIT, 100 + 2 * j))
+        assert_proofs(h.result(WAIT), CIRCUIT, seeded(CIRCUIT, 100 + 2 * j, 2))
     assert engine.wait_idle(WAIT) and in_flight_beyond_srs(engine) == 0
     ws = work.working_set(CIRCUIT).total
     peak = engine.budget.peak()
@@ -52,9 +53,9 @@ def test_a_job_larger_than_the_whole_budget_fails_at_once():
 def test_the_queue_limit_refuses_and_shutdown_waits_for_accepted_work(engine):
     gate = Gate()
     HOOKS.set("before_gpu", gate)
-    hs = [engine.submit(ProofRequest(circuit=CIRCUIT, seed=200 + j)) for j in range(6)]
+    hs = [engine.submit(ProofRequest(circuit=CIRCUIT, seed=200 + j)) for j in range(3)]
     assert gate.entered.wait(WAIT)
-    with pytest.raises(QueueFullError, match="queue limit is 6"):
+    with pytest.raises(QueueFullError, match="queue limit is 3"):
         engine.submit(ProofRequest(circuit=CIRCUIT, seed=300))
     gate.open()
     engine.shutdown(wait=True)

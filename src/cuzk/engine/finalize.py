@@ -40,7 +40,10 @@ class Finalizer(threading.Thread):
 
     def run(self) -> None:
         while (unit := self.queue.get()) is not None:
-            self._finalize(unit)
+            try:
+                self._finalize(unit)
+            except Exception as exc:  # result routing that raised: the unit fails, the finalizer stays
+                self.fail(unit, f"partition {unit.partition} finalize failed: {type(exc).__name__}: {exc}")
 
     def _finalize(self, unit: Unit) -> None:
         attrs = {"worker": self.name, "device": unit.device, "partition": unit.partition, "k": unit.k,

@@ -132,6 +132,8 @@ class GpuWorker(threading.Thread):
         while (unit := self.queue.get()) is not None:
             try:
                 self._prove(unit)
+            except Exception as exc:  # a hook or a hand-off that raised: the unit fails, the worker stays
+                self.fail(unit, f"partition {unit.partition} GPU stage failed: {type(exc).__name__}: {exc}")
             finally:
                 self._set("idle")
 

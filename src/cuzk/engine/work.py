@@ -47,11 +47,15 @@ _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the
 def device_backend(name: str, device: int) -> Backend:
     """The backend that runs kernels on `device` (with the CPU backend every device is the CPU)."""
     from cuzk.backends import get_backend
+    from cuzk.errors import UsageError
 
     try:
         return get_backend(name, device=device)  # type: ignore[call-arg]
-    except TypeError:  # get_backend without device keys: one backend per name
-        return get_backend(name)
+    except TypeError:  # a get_backend without device keys: one backend per name
+        backend = get_backend(name)
+    if device != 0 and backend.name != "cpu":
+        raise UsageError(f"device {device}: this build's {backend.name} backend drives device 0 only")
+    return backend
 
 
 def cpu_backend() -> Backend:
