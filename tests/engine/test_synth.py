@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import gc
 import glob
+import mmap
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,6 +48,7 @@ class Outcomes:
         self.lock = threading.Lock()
         self.got: dict[tuple[str, int], list[SynthResult | SynthFailure]] = {}
         self.events: dict[tuple[str, int], threading.Event] = {}
+        self.arrived: dict[tuple[str, int], float] = {}  # time.perf_counter() at the callback
 
     def _event(self, key: tuple[str, int]) -> threading.Event:
         with self.lock:
@@ -55,6 +58,7 @@ class Outcomes:
         key = (outcome.job_id, outcome.partition)
         with self.lock:
             self.got.setdefault(key, []).append(outcome)
+            self.arrived.setdefault(key, time.perf_counter())
         self._event(key).set()
 
     def wait(self, job: str, partition: int) -> SynthResult | SynthFailure:
@@ -105,9 +109,9 @@ def cpu():
     return get_backend("cpu")
 
 
-def in_process(name: str, seed: int, cpu, *, inst=None):
+def in_process(name: str, seed: int, cpu):
     c = get_circuit(name)
-    w = c.witness(inst if inst is not None else c.random_instance(seed))
+    w = c.witness(c.random_instance(seed))
     a, b, c_ = synthesize(c.topology(), [w], cpu).abc[0]
     return w, (a, b, c_)
 
@@ -116,6 +120,7 @@ def test_results_equal_in_process_synthesis(pool, cpu):
     out = Outcomes()
     winning = get_circuit("winning-tiny")
     inst = dict(winning.random_instance(5).arrays)
+    submitted = time.perf_counter()
     pool.submit(SynthTask("eq", 0, "porep-tiny", seed=3), out)
     pool.submit(SynthTask("eq", 1, "porep-tiny", seed=4, compute_abc=False), out)
     pool.submit(SynthTask("eq", 2, "winning-tiny", instance=inst), out)
@@ -130,12 +135,13 @@ def test_results_equal_in_process_synthesis(pool, cpu):
             assert r.abc is not None
             for got, want in zip(r.abc, abc, strict=True):
                 assert np.array_equal(got, want)
-        assert r.inputs.base is not None  # a view into the shared block, not a copy
+        assert isinstance(r.inputs.base, mmap.mmap)  # a view into the shared block, not a copy
         names = [s["name"] for s in r.spans]
         assert "witness" in names and ("matvec" in names) == (p != 1)
         assert ("instance" in names) == (p != 2)  # seeded tasks make their instance in the worker
-        for s in r.spans:
-            assert s["start"] <= s["end"] and s["pid"] == r.pid and s["worker"] == r.worker
+        for s in r.spans:  # one clock for all processes: worker spans fall inside the parent's wait
+            assert submitted <= s["start"] <= s["end"] <= out.arrived[("eq", p)]
+            assert s["pid"] == r.pid and s["worker"] == r.worker
         assert r.pid in pool.worker_pids()
         kept = r.aux  # a view the caller still holds outlives close(): mapped, never dangling
         r.close()

@@ -191,8 +191,11 @@ class SrsManager:
             # This caller's own wait ended; other callers may still load it: hand the load on.
             self._abandon(entry, attempt, None)
             raise
-        except BaseException as exc:
+        except Exception as exc:
             self._abandon(entry, attempt, exc)
+            raise
+        except BaseException:  # KeyboardInterrupt, SystemExit: this thread's end, not the load's verdict
+            self._abandon(entry, attempt, None)
             raise
         with self._lock:
             entry.attempt = None
