@@ -229,7 +229,7 @@ def test_status_reports_srs_queues_workers_memory_and_busy(engine):
     st = engine.status()
     (w,) = st["gpu_workers"]
     assert w["device"] == 0 and w["job"] == h.job_id and w["partition"] == 0 and w["state"] == "preparing"
-    assert st["jobs"]["running"] >= 1
+    assert st["jobs"]["running"] >= 1 and st["jobs_by_kind"]["porep"]["running"] >= 1
     with pytest.raises(EngineError):  # in use: never evicted
         engine.evict(CIRCUIT)
     gate.open()
@@ -256,7 +256,25 @@ def test_evict_and_preload(engine):
     assert_proofs(engine.submit(req(95)).result(WAIT), CIRCUIT, seeded(CIRCUIT, 95))
 
 
+def test_a_witness_handed_over_alone_gets_its_products_on_the_device(engine):
+    r = engine.submit(req(97, options={"abc_on_worker": False})).result(WAIT)
+    assert_proofs(r, CIRCUIT, seeded(CIRCUIT, 97))
+    assert not spans(r, "matvec")  # the worker ran the witness program only
+    (lock,) = spans(r, "device_lock")
+    (spmv,) = [s for s in spans(r, "synthesis") if s.attrs.get("worker", "").startswith("cuzk-gpu")]
+    assert lock.start <= spmv.start and spmv.end <= lock.end  # the SpMV is device work, under the lock
+    bad = get_circuit(CIRCUIT).corrupt(seeded(CIRCUIT, 98)[0])
+    r = engine.submit(
+        ProofRequest(circuit=CIRCUIT, instances=[bad], options={"abc_on_worker": False})
+    ).result(WAIT)
+    assert r.status is JobStatus.FAILED and r.error.startswith(
+        "partition 0 GPU prove failed: UnsatisfiedError"
+    )
+
+
 def test_bad_requests_are_refused_at_submit(engine):
+    with pytest.raises(UsageError, match="unknown request option"):
+        engine.submit(req(1, options={"turbo": True}))
     with pytest.raises(UnknownCircuitError):
         engine.submit(ProofRequest(circuit="no-such-circuit"))
     with pytest.raises(UsageError, match="not supported by the engine yet"):

@@ -66,6 +66,8 @@ from cuzk.instrument import Span, Timeline
 
 #: Proof families whose jobs may share a batch (the reference batches PoRep and SnapDeals only).
 BATCHABLE_FAMILIES = frozenset({"porep", "snap"})
+#: ProofRequest.options the engine honours per job (each overrides the EngineConfig field of that name).
+REQUEST_OPTIONS = ("abc_on_worker",)
 
 
 # --- configuration -------------------------------------------------------------------------------
@@ -263,6 +265,7 @@ class Job:
 
     def task(self, partition: int, compute_abc: bool) -> SynthTask:
         req = self.request
+        compute_abc = bool(req.options.get("abc_on_worker", compute_abc))
         if req.instances is not None:
             inst = {k: np.asarray(v) for k, v in req.instances[partition].items()}
             return SynthTask(self.job_id, partition, req.circuit or "", None, inst, compute_abc)
@@ -505,7 +508,12 @@ class Engine:
             raise UsageError(f"submit takes a ProofRequest, not {type(request).__name__}")
         if request.zkey is not None:
             raise UsageError(
-                "zkey requests are not supported by the engine yet; prove them with `cuzk prove`"
+                "zkey requests are not supported by the engine yet; prove them with `cuzk groth16 prove`"
+            )
+        unknown = sorted(set(request.options) - set(REQUEST_OPTIONS))
+        if unknown:
+            raise UsageError(
+                f"unknown request option(s) {', '.join(unknown)}; the engine takes {', '.join(REQUEST_OPTIONS)}"
             )
         work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
         with self._lock:
@@ -560,8 +568,12 @@ class Engine:
         with self._lock:
             self._prune()
             jobs = {s.value: 0 for s in JobStatus}
+            by_kind: dict[str, dict[str, int]] = {}
             for j in self._jobs.values():
                 jobs[j.status.value] += 1
+                if not j.finished:
+                    kind = by_kind.setdefault(j.request.family, {"queued": 0, "running": 0})
+                    kind[j.status.value] += 1
             counters = dict(self.counters)
         now = time.perf_counter()
         busy = {d: busy_seconds(lk.snapshot(), self._started, now) for d, lk in self.locks.items()}
@@ -582,6 +594,7 @@ class Engine:
             "gpu_workers": [w.status() for w in self.gpu_workers],
             "memory": self.budget.snapshot(),
             "jobs": jobs,
+            "jobs_by_kind": by_kind,  # in flight, per proof family: queued / running
             "counters": counters,
             "gpu_busy": {
                 "per_device": {d: b / wall for d, b in busy.items()},

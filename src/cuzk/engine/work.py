@@ -132,17 +132,25 @@ def build_assignment(
 ) -> prover.Assignment:
     """One prover Assignment of k witnesses from synthesis hand-overs (inputs, aux, abc or None).
 
-    The arrays are copied out of the hand-over (shared memory the caller closes
-    after this returns). Without a/b/c the sparse products and the satisfaction
-    check run here, on the backend (the prover's `synthesize`).
+    Nothing returned refers to the hand-over (shared memory the caller closes
+    after this returns): the witness is stacked (a copy), a, b, c go to the
+    device (on the CPU backend, where that is no copy, they are copied).
+    Without a/b/c the sparse products and the satisfaction check run here, on
+    the backend (the prover's `synthesize`).
     """
-    inputs = [np.array(p.inputs, copy=True) for p in parts]
-    aux = [np.array(p.aux, copy=True) for p in parts]
     if all(p.abc is not None for p in parts):
-        abc = [tuple(backend.to_device(np.array(v, copy=True)) for v in p.abc) for p in parts]
-        return prover.Assignment(inputs=np.stack(inputs), aux=np.stack(aux), abc=abc, timeline=timeline)
-    witnesses = [SimpleNamespace(inputs=i, aux=a) for i, a in zip(inputs, aux, strict=True)]
+        abc = [tuple(_owned(backend, v) for v in p.abc) for p in parts]
+        inputs, aux = np.stack([p.inputs for p in parts]), np.stack([p.aux for p in parts])
+        return prover.Assignment(inputs=inputs, aux=aux, abc=abc, timeline=timeline)
+    witnesses = [SimpleNamespace(inputs=p.inputs, aux=p.aux) for p in parts]
     return prover.synthesize(topology(name), witnesses, backend, timeline=timeline)
+
+
+def _owned(backend: Backend, host: np.ndarray) -> Any:
+    dev = backend.to_device(host)
+    if isinstance(dev, np.ndarray) and np.shares_memory(dev, host):
+        dev = dev.copy()
+    return dev
 
 
 def start(assignment: prover.Assignment, resident: Resident) -> prover.Pending:
