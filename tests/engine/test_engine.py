@@ -29,7 +29,7 @@ from engine_helpers import (
 )
 
 from cuzk.circuits import get_circuit
-from cuzk.engine import Engine, EngineConfig, EngineHooks, JobStatus, Priority, ProofRequest
+from cuzk.engine import Engine, EngineConfig, EngineHooks, JobStatus, Priority, ProofRequest, work
 from cuzk.errors import DeadlineExceededError, EngineError, UnknownCircuitError, UnknownJobError, UsageError
 
 CIRCUIT = "porep-tiny"
@@ -81,6 +81,16 @@ def test_a_job_and_its_partitions_are_proved_in_order(engine):
         assert {"worker", "partition"} <= set(s.attrs)
     assert sorted(s.attrs["partition"] for s in spans(r, "ntt_h")) == [0, 1, 2]
     assert all(s.attrs["device"] == 0 for s in spans(r, "device_lock"))
+
+
+def test_the_abc_share_goes_back_when_the_gpu_is_done_the_rest_when_finalized(engine):
+    seen: dict[str, int] = {}
+    HOOKS.set("before_gpu", lambda j, p: seen.setdefault("gpu", in_flight_beyond_srs(engine)))
+    HOOKS.set("before_finalize", lambda j, p: seen.setdefault("finalize", in_flight_beyond_srs(engine)))
+    assert_proofs(engine.submit(req(96)).result(WAIT), CIRCUIT, seeded(CIRCUIT, 96))
+    ws = work.working_set(CIRCUIT)
+    assert seen == {"gpu": ws.total, "finalize": ws.total - ws.abc}
+    assert in_flight_beyond_srs(engine) == 0
 
 
 def test_job_two_synthesizes_while_job_one_is_on_the_gpu(engine, events):
