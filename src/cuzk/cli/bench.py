@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cuzk.cli.bench_ab import register as _register_ab
+from cuzk.cli.bench_batch import register as _register_batch
 from cuzk.cli.bench_single import register as _register_single
 from cuzk.cli.output import (
     add_backend_option,
@@ -53,6 +54,7 @@ SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "synth": _register_synth,
     "single": _register_single,
     "ab": _register_ab,
+    "batch": _register_batch,
 }
 
 

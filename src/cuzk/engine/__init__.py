@@ -8,12 +8,27 @@ from typing import Any
 
 from cuzk.engine.request import DEFAULT_PRIORITY, JobStatus, Priority, ProofRequest
 
-__all__ = ["DEFAULT_PRIORITY", "JobStatus", "LocalProver", "Priority", "ProofRequest"]
+__all__ = [
+    "DEFAULT_PRIORITY",
+    "Engine",
+    "EngineConfig",
+    "EngineHooks",
+    "JobHandle",
+    "JobResult",
+    "JobStatus",
+    "LocalProver",
+    "Priority",
+    "ProofRequest",
+]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> Any:  # the prover and the pipeline import numpy, numba, multiprocessing: on use
     if name == "LocalProver":
         from cuzk.engine.local import LocalProver
 
         return LocalProver
-    raise AttributeError(f"module 'cuzk.engine' has no attribute {name!r}")
+    if name in ("Engine", "EngineConfig", "EngineHooks", "JobHandle", "JobResult"):
+        from cuzk.engine import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,215 @@
+"""`cuzk bench batch`: N jobs through an in-process engine, then the same jobs one after another.
+
+The engine run gives per-job lines (latency, queue wait, synthesis, GPU-lock
+and finalize time, device) and a summary: steady-state seconds per job (the
+spacing of completions after the first, so start-up is not counted), proofs
+per minute, GPU busy (merged device-lock holds over the run), peak RSS of
+this process and of its synthesis workers, and queue waits. Then the same
+jobs (same seeds) are proved in this process without the pipeline, and the
+ratio of the two wall times is the pipeline's gain. Parameters are loaded and
+one warm-up job is run before either timing, so both are warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from cuzk.cli.output import add_backend_option
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("batch", help="N jobs through the pipelined engine vs one after another")
+    p.add_argument("--circuit", required=True, help="a registered circuit (see `cuzk circuits`)")
+    p.add_argument("--count", type=_positive, required=True, help="jobs to prove")
+    p.add_argument("--concurrency", type=_positive, help="jobs in flight at once (default: all)")
+    p.add_argument("--partitions", type=_positive, default=1, help="partitions per job (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="job j proves seeds seed + j * partitions ...")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an engine setting (EngineConfig field), e.g. max_batch_size=2; repeatable",
+    )
+    p.add_argument("--no-baseline", action="store_true", help="skip the one-after-another run")
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    add_backend_option(p)
+    p.set_defaults(func=cmd_batch)
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def engine_config(backend: str | None, settings: list[str]) -> Any:
+    """EngineConfig from --backend and --set KEY=VALUE texts (UsageError naming the valid keys)."""
+    from cuzk.engine import EngineConfig
+    from cuzk.errors import UsageError
+
+    pairs: dict[str, str] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set takes KEY=VALUE, not {item!r}; keys: {', '.join(EngineConfig.SETTABLE)}")
+        pairs[key.strip()] = value
+    base = EngineConfig(backend=backend or "auto")
+    return base.with_settings(pairs)
+
+
+def _seconds(result: Any, name: str) -> float:
+    return sum(s.seconds for s in result.timeline.spans if s.name == name)
+
+
+def run_batch(
+    circuit: str,
+    count: int,
+    *,
+    config: Any,
+    concurrency: int | None = None,
+    partitions: int = 1,
+    seed: int = 0,
+    baseline: bool = True,
+    show: Any = None,
+) -> dict[str, Any]:
+    """Prove `count` jobs through the engine (and, with baseline, one after another); the figures."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from cuzk.cli.output import console
+    from cuzk.engine import Engine, JobStatus, ProofRequest, work
+    from cuzk.errors import EngineError
+
+    con = show or console()
+    window = concurrency or count
+    seeds = [seed + j * partitions for j in range(count)]
+    out: dict[str, Any] = {"circuit": circuit, "count": count, "partitions": partitions,
+                           "concurrency": window, "config": {k: getattr(config, k) for k in config.SETTABLE}}  # fmt: skip
+    with Engine(config) as engine:
+        t = time.perf_counter()
+        engine.preload(circuit)
+        out["srs_load_s"] = time.perf_counter() - t
+        t = time.perf_counter()  # one warm-up job per synthesis worker, at once: each loads its kernels
+        warm = [
+            engine.submit(ProofRequest(circuit=circuit, seed=10**6 + j * partitions, partitions=partitions))
+            for j in range(config.synthesis_workers)
+        ]
+        for w in warm:
+            r = w.result()
+            if r.status is not JobStatus.COMPLETED:
+                raise EngineError(f"a warm-up job failed: {r.error}")
+        out["warmup_s"] = time.perf_counter() - t
+        rows: list[dict[str, Any]] = []
+        handles: list[tuple[int, Any, float]] = []
+        t0 = time.perf_counter()
+        with Progress(TextColumn("engine"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=con, transient=True) as bar:  # fmt: skip
+            task = bar.add_task("jobs", total=count)
+            nxt = 0
+            while nxt < count or handles:
+                while nxt < count and len(handles) < window:
+                    req = ProofRequest(circuit=circuit, seed=seeds[nxt], partitions=partitions)
+                    handles.append((nxt, engine.submit(req), time.perf_counter()))
+                    nxt += 1
+                j, h, submitted = handles.pop(0)
+                r = h.result()
+                done = time.perf_counter()
+                devices = sorted({s.attrs.get("device") for s in r.timeline.spans if s.name == "device_lock"})
+                row = {
+                    "job": j, "seed": seeds[j], "status": r.status.value, "error": r.error,
+                    "latency_s": done - submitted, "done_s": done - t0,
+                    "queue_wait_s": _seconds(r, "queue_wait"), "synthesis_s": _seconds(r, "synthesis"),
+                    "gpu_s": _seconds(r, "device_lock"), "lock_wait_s": _seconds(r, "lock_wait"),
+                    "finalize_s": _seconds(r, "finalize"), "devices": devices,
+                }  # fmt: skip
+                rows.append(row)
+                bar.console.print(
+                    f"job {j:3d} seed {seeds[j]}: {r.status.value} in {row['latency_s']:.3f} s "
+                    f"(queue {row['queue_wait_s']:.3f}, synthesis {row['synthesis_s']:.3f}, "
+                    f"gpu {row['gpu_s']:.3f}, finalize {row['finalize_s']:.3f}; device {devices})"
+                    + (f": {r.error}" if r.error else ""),
+                    soft_wrap=True,
+                )
+                bar.advance(task)
+        t1 = time.perf_counter()
+        out["gpu_busy"] = engine.gpu_busy(t0, t1)
+        out["memory_peak"] = engine.budget.peak()
+        out["memory_budget"] = engine.budget.total
+    done_at = sorted(r["done_s"] for r in rows)
+    wall = t1 - t0
+    steady = (done_at[-1] - done_at[0]) / (count - 1) if count > 1 else wall
+    waits = [r["queue_wait_s"] for r in rows]
+    out.update(
+        jobs=rows,
+        wall_s=wall,
+        steady_s_per_job=steady,
+        proofs_per_minute=60.0 * count * partitions / wall,
+        queue_wait_median_s=statistics.median(waits),
+        queue_wait_max_s=max(waits),
+        failed=sum(r["status"] != "completed" for r in rows),
+        peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        peak_rss_children_mib=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+    )
+    if baseline:
+        resident = work.load_resident(circuit, config.backend, config.devices[0], g2_on_cpu=config.g2_on_cpu,
+                                      params_dir=None)  # fmt: skip
+        work.prove_one_by_one(circuit, [10**6], resident)  # warm-up, as for the engine
+        all_seeds = [s + p for s in seeds for p in range(partitions)]
+        t = time.perf_counter()
+        times = work.prove_one_by_one(circuit, all_seeds, resident)
+        out["baseline_wall_s"] = time.perf_counter() - t
+        out["baseline_s_per_job"] = sum(times) / count
+        out["pipeline_gain"] = out["baseline_wall_s"] / wall
+    return out
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from cuzk.cli.output import console, progress_printer
+
+    config = engine_config(args.backend, args.set)
+    say = progress_printer()
+    say(f"engine on {config.backend}: {args.count} job(s) of {args.circuit} x{args.partitions} partition(s)")
+    res = run_batch(
+        args.circuit,
+        args.count,
+        config=config,
+        concurrency=args.concurrency,
+        partitions=args.partitions,
+        seed=args.seed,
+        baseline=not args.no_baseline,
+    )
+    con = console()
+    con.print(
+        f"engine: {res['count']} job(s) in {res['wall_s']:.3f} s; steady state {res['steady_s_per_job']:.3f} s "
+        f"per job; {res['proofs_per_minute']:.1f} proofs/min; GPU busy {100 * res['gpu_busy']:.1f}%; "
+        f"queue wait median {res['queue_wait_median_s']:.3f} s, max {res['queue_wait_max_s']:.3f} s",
+        soft_wrap=True,
+    )
+    con.print(
+        f"memory: peak {res['memory_peak'] / 2**20:.1f} MiB reserved of a {res['memory_budget'] / 2**20:.1f} MiB "
+        f"budget; peak RSS {res['peak_rss_mib']:.1f} MiB (this process), "
+        f"{res['peak_rss_children_mib']:.1f} MiB (largest worker)",
+        soft_wrap=True,
+    )
+    con.print(
+        f"set-up: parameters {res['srs_load_s']:.2f} s, warm-up job {res['warmup_s']:.2f} s (not counted)"
+    )
+    if "baseline_wall_s" in res:
+        con.print(
+            f"one after another: {res['baseline_wall_s']:.3f} s ({res['baseline_s_per_job']:.3f} s per job); "
+            f"pipeline gain {res['pipeline_gain']:.2f}x",
+            soft_wrap=True,
+        )
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    if res["failed"]:
+        con.print(f"{res['failed']} job(s) failed")
+        return 1
+    return 0

@@ -1,0 +1,875 @@
+"""The pipelined engine: intake -> batches -> synthesis processes -> GPU workers -> finalizers.
+
+    with Engine(EngineConfig(backend="cpu")) as engine:
+        h = engine.submit(ProofRequest(circuit="porep-tiny", seed=1))
+        r = h.result(timeout=600)      # JobResult: status, proofs, public_inputs, error, timeline
+
+Stages and who owns what (each arrow is a hand-off; the sender keeps its
+memory reservation until the receiver has the item):
+
+- intake: `submit` validates the request and pushes the job to the Scheduler
+  (priority classes, FIFO within one, the batch collector);
+- dispatcher (one thread): takes a batch, picks the device with the shortest
+  GPU queue, leases the circuit's parameters there (SrsManager, loading them
+  on demand), and queues one *unit* per partition index: partition j of every
+  job in the batch, proved later as one batched pass of k witnesses;
+- feeder (one thread): takes the highest-priority unit, reserves its working
+  set from the memory budget (before synthesis starts), and hands each
+  member to the synthesis pool when a worker is free (so priorities decide
+  what is synthesized next, not the order things were queued in the pool);
+- synthesis pool callbacks: collect the unit's witnesses, then queue it for
+  its device's GPU workers;
+- GPU workers (gpu.py), finalizers (finalize.py), result routing (`_deliver`):
+  proofs land in their job's slot for that partition; the job completes when
+  every slot is filled, its proofs concatenated in partition order.
+
+A job's first failing partition fails it (the message names the partition
+and the cause); its other partitions are dropped wherever they are, their
+memory given back. Every accepted job ends in exactly one terminal status.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from cuzk.engine import work
+from cuzk.engine.finalize import Finalizer
+from cuzk.engine.gpu import DeviceLock, GpuWorker, busy_seconds
+from cuzk.engine.memory import MemoryBudget, Reservation, auto_budget, parse_size
+from cuzk.engine.request import JobStatus, Priority, ProofRequest
+from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
+from cuzk.engine.srs import SrsLease, SrsManager
+from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult, SynthTask
+from cuzk.errors import (
+    BudgetExceededError,
+    CuzkError,
+    DeadlineExceededError,
+    EngineError,
+    JobCancelledError,
+    QueueFullError,
+    ShuttingDownError,
+    UnknownJobError,
+    UsageError,
+)
+from cuzk.instrument import Span, Timeline
+
+#: Proof families whose jobs may share a batch (the reference batches PoRep and SnapDeals only).
+BATCHABLE_FAMILIES = frozenset({"porep", "snap"})
+#: ProofRequest.options the engine honours per job (each overrides the EngineConfig field of that name).
+REQUEST_OPTIONS = ("abc_on_worker",)
+
+
+# --- configuration -------------------------------------------------------------------------------
+
+
+class EngineHooks:
+    """Test hooks: callables the stages call at named points with (job_id, partition).
+
+    A hook runs on the stage's own thread, so a hook that waits on an event holds that stage
+    (how tests make orderings certain without sleeping); a hook that raises fails the partition.
+    """
+
+    POINTS = ("dispatched", "before_synth", "synth_hold", "after_synth", "before_gpu", "after_gpu",
+              "before_finalize")  # fmt: skip
+    # dispatched: the job's unit for that partition is queued for synthesis;
+    # synth_hold: may return a folder for SynthTask.hold (the worker blocks there: kill tests);
+    # after_synth: the partition's witness is handed to the GPU stage.
+
+    def __init__(self, **hooks: Callable[[str, int], Any]) -> None:
+        self._hooks: dict[str, Callable[[str, int], Any]] = {}
+        for name, fn in hooks.items():
+            self.set(name, fn)
+
+    def set(self, name: str, fn: Callable[[str, int], Any] | None) -> None:
+        if name not in self.POINTS:
+            raise UsageError(f"unknown hook {name!r}; hooks are {', '.join(self.POINTS)}")
+        if fn is None:
+            self._hooks.pop(name, None)
+        else:
+            self._hooks[name] = fn
+
+    def clear(self) -> None:
+        self._hooks.clear()
+
+    def call(self, name: str, job_id: str, partition: int) -> Any:
+        fn = self._hooks.get(name)
+        return fn(job_id, partition) if fn is not None else None
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Every engine setting, validated; defaults follow the reference where they mean the same here.
+
+    Sizes take a byte count or text ("14GiB", "512MiB"). `memory_budget` "auto" is the
+    memory available now minus `memory_margin`.
+    """
+
+    backend: str = "auto"  # cpu | cuda | auto
+    devices: tuple[int, ...] = (0,)  # device ordinals (with cpu: that many CPU "devices")
+    gpu_workers_per_device: int = 2  # the reference's default
+    synthesis_workers: int = 2  # worker processes; each gets cores / workers numba threads
+    finalizer_workers: int = 2
+    max_batch_size: int = 1  # the reference's default: batching off
+    max_batch_wait_ms: int = 10_000  # the reference's default
+    memory_budget: int | str = "auto"
+    memory_margin: int | str = "2GiB"
+    result_retention_s: float = 600.0  # the reference keeps results forever; we prune
+    min_srs_idle_s: float = 300.0  # an idle SRS entry is evictable after this long
+    queue_limit: int = 1000  # jobs accepted and not yet finished
+    abc_on_worker: bool = True  # a/b/c computed in the synthesis worker (else on the device)
+    g2_on_cpu: bool = True  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
+    cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
+    hooks: EngineHooks | None = field(default=None, compare=False)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+
+    #: Fields `with_settings` (the CLI's --set) may change; hooks and clock are for code only.
+    SETTABLE = (
+        "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
+        "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
+        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        from cuzk.backends import NAMES
+
+        if self.backend not in NAMES:
+            raise UsageError(f"backend must be one of {', '.join(NAMES)}, not {self.backend!r}")
+        devices = tuple(self.devices) if isinstance(self.devices, list | tuple) else None
+        if not devices or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in devices):
+            raise UsageError(f"devices must be a non-empty list of device ordinals, not {self.devices!r}")
+        if len(set(devices)) != len(devices):
+            raise UsageError(f"devices lists a device twice: {list(devices)}")
+        object.__setattr__(self, "devices", devices)
+        for name in ("gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
+                     "max_batch_size", "queue_limit"):  # fmt: skip
+            _positive_int(name, getattr(self, name))
+        _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
+        for name in ("result_retention_s", "min_srs_idle_s"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+                raise UsageError(f"{name} must be a non-negative number of seconds, not {v!r}")
+        for name in ("abc_on_worker", "g2_on_cpu"):
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"{name} must be true or false, not {getattr(self, name)!r}")
+        if self.memory_budget != "auto":
+            parse_size(self.memory_budget)
+        parse_size(self.memory_margin)
+        if self.hooks is not None and not isinstance(self.hooks, EngineHooks):
+            raise UsageError("hooks must be an EngineHooks")
+
+    def budget_bytes(self) -> int:
+        if self.memory_budget == "auto":
+            return auto_budget(parse_size(self.memory_margin))
+        return parse_size(self.memory_budget)
+
+    def with_settings(self, settings: Mapping[str, str]) -> EngineConfig:
+        """A copy with `key=value` texts applied (the CLI's --set); unknown keys and bad values refused."""
+        changes: dict[str, Any] = {}
+        for key, text in settings.items():
+            if key not in self.SETTABLE:
+                raise UsageError(
+                    f"unknown engine setting {key!r}; valid settings: {', '.join(self.SETTABLE)}"
+                )
+            changes[key] = _parse_setting(key, text, getattr(self, key))
+        return dataclasses.replace(self, **changes)
+
+
+def _positive_int(name: str, v: Any, *, minimum: int = 1) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise UsageError(f"{name} must be an integer >= {minimum}, not {v!r}")
+
+
+def _parse_setting(key: str, text: str, current: Any) -> Any:
+    t = text.strip()
+    if key == "devices":
+        try:
+            return tuple(int(x) for x in t.split(",") if x.strip())
+        except ValueError:
+            raise UsageError(f"devices must be comma-separated ordinals (0,1), not {text!r}") from None
+    if isinstance(current, bool):
+        if t.lower() in ("1", "true", "yes", "on"):
+            return True
+        if t.lower() in ("0", "false", "no", "off"):
+            return False
+        raise UsageError(f"{key} must be true or false, not {text!r}")
+    if key in ("memory_budget", "memory_margin"):
+        return t if t == "auto" else parse_size(t)
+    if key == "cache_dir":
+        return t or None
+    kind = {int: "an integer", float: "a number"}.get(type(current))
+    try:
+        return type(current)(t) if kind else t
+    except ValueError:
+        raise UsageError(f"{key} must be {kind}, not {text!r}") from None
+
+
+# --- jobs and results ----------------------------------------------------------------------------
+
+
+@dataclass
+class JobResult:
+    """A finished job: its proofs (192 bytes per partition, in partition order) or why there are none."""
+
+    job_id: str
+    request_id: str
+    status: JobStatus
+    proofs: bytes = b""
+    public_inputs: list[list[int]] = field(default_factory=list)  # one list per partition
+    error: str | None = None
+    timeline: Timeline = field(default_factory=Timeline)
+
+
+class Job:
+    """One accepted request inside the engine (the Scheduler's Schedulable)."""
+
+    def __init__(self, request: ProofRequest, seq: int, submitted: float) -> None:
+        self.request = request
+        self.seq = seq
+        self.job_id = f"job-{seq}-{uuid.uuid4().hex[:8]}"
+        self.request_id = request.request_id
+        self.priority: Priority = request.effective_priority
+        self.batch_key = f"{request.key_name}|{request.params_dir or ''}"
+        self.batchable = request.family in BATCHABLE_FAMILIES
+        self.partitions = request.partition_count
+        self.status = JobStatus.QUEUED
+        self.timeline = Timeline(self.job_id)
+        self.submitted = submitted  # perf_counter
+        self.finished_at: float | None = None  # config.clock
+        self.result: JobResult | None = None
+        self.done = threading.Event()
+        self.units: list[Unit] = []
+        self.proofs: dict[int, bytes] = {}
+        self.inputs: dict[int, list[int]] = {}
+        self.lock = threading.Lock()
+
+    @property
+    def finished(self) -> bool:
+        return self.done.is_set()
+
+    def add_spans(self, spans: list[Span]) -> None:
+        tmp = Timeline(self.job_id)
+        tmp.spans = spans
+        with self.lock:
+            self.timeline.merge(tmp)
+
+    def task(self, partition: int, compute_abc: bool) -> SynthTask:
+        req = self.request
+        compute_abc = bool(req.options.get("abc_on_worker", compute_abc))
+        if req.instances is not None:
+            inst = {k: np.asarray(v) for k, v in req.instances[partition].items()}
+            return SynthTask(self.job_id, partition, req.circuit or "", None, inst, compute_abc)
+        return SynthTask(self.job_id, partition, req.circuit or "", req.seed + partition, None, compute_abc)
+
+
+class JobHandle:
+    """What `submit` returns: the job's id and a way to wait for its result."""
+
+    def __init__(self, engine: Engine, job: Job) -> None:
+        self._engine = engine
+        self._job = job
+        self.job_id = job.job_id
+        self.request_id = job.request_id
+
+    @property
+    def status(self) -> JobStatus:
+        return self._job.status
+
+    def done(self) -> bool:
+        return self._job.finished
+
+    def result(self, timeout: float | None = None) -> JobResult:
+        """The job's result, waiting up to `timeout` seconds (DeadlineExceededError after that)."""
+        if not self._job.done.wait(timeout):
+            raise DeadlineExceededError(f"job {self.job_id} did not finish within {timeout} s")
+        assert self._job.result is not None
+        return self._job.result
+
+    def cancel(self) -> bool:
+        return self._engine.cancel(self.job_id)
+
+
+# --- units: one partition index of one batch, through synthesis, GPU and finalize ----------------
+
+
+@dataclass
+class Member:
+    job: Job
+    result: SynthResult | None = None
+    resolved: bool = False
+
+
+class Batch:
+    """Jobs dispatched together: one device, one SRS lease, one unit per partition index."""
+
+    def __init__(self, engine: Engine, jobs: list[Job], device: int, lease: SrsLease, seq: int) -> None:
+        self.engine = engine
+        self.jobs = jobs
+        self.device = device
+        self.lease = lease
+        self.seq = seq
+        self.priority = max(j.priority for j in jobs)
+        self.circuit = jobs[0].request.circuit or ""
+        self.ws = work.working_set(self.circuit)
+        self._left = max(j.partitions for j in jobs)
+        self._lock = threading.Lock()
+
+    def unit_finished(self) -> None:
+        with self._lock:
+            self._left -= 1
+            last = self._left == 0
+        if last:
+            self.lease.release()
+
+
+class Unit:
+    """Partition `partition` of every job of a batch that has one: k witnesses, one batched pass."""
+
+    def __init__(self, batch: Batch, partition: int) -> None:
+        self.batch = batch
+        self.partition = partition
+        self.members = [Member(j) for j in batch.jobs if j.partitions > partition]
+        self.reservation: Reservation | None = None
+        self.pending: Any = None
+        self.dead = threading.Event()  # set once every member's job has ended
+        self._lock = threading.Lock()
+        self._finished = False
+        self.label = f"batch-{batch.seq}/p{partition}"
+
+    key = property(lambda self: (-int(self.batch.priority), self.batch.seq, self.partition))
+    circuit = property(lambda self: self.batch.circuit)
+    device = property(lambda self: self.batch.device)
+    resident = property(lambda self: self.batch.lease.value)
+    k = property(lambda self: len(self.members))
+
+    def check_dead(self) -> None:
+        if all(m.job.finished for m in self.members):
+            self.dead.set()
+
+    def _drop(self, m: Member) -> None:
+        if m.result is not None:
+            m.result.close()
+            m.result = None
+        if self.reservation is not None:
+            self.reservation.release(min(self.batch.ws.total, self.reservation.nbytes))
+
+    def drop_dead(self) -> bool:
+        """Drop the members whose job has ended (their buffers and memory released); any left?"""
+        with self._lock:
+            live = []
+            for m in self.members:
+                if m.job.finished:
+                    self._drop(m)
+                else:
+                    live.append(m)
+            self.members = live
+            return bool(live)
+
+    def resolve(self, m: Member, result: SynthResult | None) -> bool:
+        """Record one member's synthesis outcome (None: dropped); True once the unit is complete."""
+        with self._lock:
+            m.resolved = True
+            if result is None or m.job.finished:
+                if result is not None:
+                    result.close()
+                self._drop(m)
+                self.members = [x for x in self.members if x is not m]
+            else:
+                m.result = result
+            return all(x.resolved for x in self.members)
+
+    def results(self) -> list[SynthResult]:
+        return [m.result for m in self.members]  # type: ignore[misc]
+
+    def close_results(self) -> None:
+        for m in self.members:
+            if m.result is not None:
+                m.result.close()
+                m.result = None
+
+    def release_abc(self) -> None:
+        if self.reservation is not None:
+            self.reservation.release(min(self.batch.ws.abc * self.k, self.reservation.nbytes))
+
+    def record(self, tl: Timeline, attrs: Mapping[str, Any]) -> None:
+        for m in self.members:
+            spans = [dataclasses.replace(s, attrs={**attrs, **s.attrs}) for s in tl.spans]
+            m.job.add_spans(spans)
+
+    def finish(self) -> None:
+        """The unit is done (proved, failed or dropped): give back everything it still holds."""
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+            for m in self.members:
+                if m.result is not None:
+                    m.result.close()
+                    m.result = None
+            if self.reservation is not None:
+                self.reservation.release()
+            self.pending = None
+        self.batch.unit_finished()
+        self.batch.engine._unit_done()
+
+
+# --- the SRS loader ------------------------------------------------------------------------------
+
+
+class _Loader:
+    """SrsLoader for the engine: keys are (circuit, device) or (circuit, device, params_dir)."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+
+    def size(self, key: Hashable) -> int:
+        return work.srs_bytes(_key_parts(key)[0])
+
+    def load(self, key: Hashable) -> Any:
+        name, device, params_dir = _key_parts(key)
+        cfg = self.config
+        return work.load_resident(name, cfg.backend, device, g2_on_cpu=cfg.g2_on_cpu, params_dir=params_dir)
+
+    def unload(self, key: Hashable, value: Any) -> None:
+        pass  # the resident bases are freed with the last reference to them
+
+
+def _key_parts(key: Hashable) -> tuple[str, int, str | None]:
+    parts: tuple[Any, ...] = tuple(key)  # type: ignore[arg-type]
+    return parts[0], parts[1], parts[2] if len(parts) > 2 else None
+
+
+# --- the engine ----------------------------------------------------------------------------------
+
+
+class Engine:
+    """The pipelined prover; see the module docstring. Thread-safe; a context manager."""
+
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = cfg = config or EngineConfig()
+        self.hooks = cfg.hooks or EngineHooks()
+        self.budget = MemoryBudget(cfg.budget_bytes())
+        self.srs = SrsManager(self.budget, _Loader(cfg), min_idle_s=cfg.min_srs_idle_s, clock=cfg.clock)
+        self.scheduler = Scheduler(
+            BatchCollector(max_batch_size=cfg.max_batch_size, max_batch_wait_s=cfg.max_batch_wait_ms / 1e3),
+            clock=cfg.clock,
+        )
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._seq = itertools.count(1)
+        self._batch_seq = itertools.count(1)
+        self._turn = itertools.count()
+        self._jobs: dict[str, Job] = {}
+        self._by_request: dict[str, Job] = {}
+        self._active = 0
+        self._units = 0
+        self._closed = False
+        self.counters = {"submitted": 0, "completed": 0, "failed": 0, "cancelled": 0}
+        self._started = time.perf_counter()
+        # started on first use: an engine that never proves spawns no process
+        self._pool: SynthPool | None = None
+        self._slots = threading.Semaphore(cfg.synthesis_workers)
+        self.synth_queue: WorkQueue[Unit] = WorkQueue()
+        self.gpu_queues: dict[int, WorkQueue[Unit]] = {d: WorkQueue() for d in cfg.devices}
+        self.finalize_queue: WorkQueue[Unit] = WorkQueue()
+        self.locks = {d: DeviceLock(d) for d in cfg.devices}
+        self.gpu_workers = [
+            GpuWorker(
+                device=d, index=i, backend_name=cfg.backend, lock=self.locks[d], queue=self.gpu_queues[d],
+                handoff=self._to_finalize, fail=self._fail_unit, hooks=self.hooks,
+            )
+            for d in cfg.devices
+            for i in range(cfg.gpu_workers_per_device)
+        ]  # fmt: skip
+        self.finalizers = [
+            Finalizer(index=i, queue=self.finalize_queue, deliver=self._deliver, fail=self._fail_unit,
+                      hooks=self.hooks)
+            for i in range(cfg.finalizer_workers)
+        ]  # fmt: skip
+        self._dispatcher = threading.Thread(target=self._dispatch_loop, name="cuzk-dispatch", daemon=True)
+        self._feeder = threading.Thread(target=self._feed_loop, name="cuzk-feed", daemon=True)
+        for t in (*self.gpu_workers, *self.finalizers, self._dispatcher, self._feeder):
+            t.start()
+
+    # --- public API ---
+    def submit(self, request: ProofRequest) -> JobHandle:
+        """Accept a job (or return the one with the same request id: in flight, or its kept result)."""
+        if not isinstance(request, ProofRequest):
+            raise UsageError(f"submit takes a ProofRequest, not {type(request).__name__}")
+        if request.zkey is not None:
+            raise UsageError(
+                "zkey requests are not supported by the engine yet; prove them with `cuzk groth16 prove`"
+            )
+        unknown = sorted(set(request.options) - set(REQUEST_OPTIONS))
+        if unknown:
+            raise UsageError(
+                f"unknown request option(s) {', '.join(unknown)}; the engine takes {', '.join(REQUEST_OPTIONS)}"
+            )
+        work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
+        with self._lock:
+            if self._closed:
+                raise ShuttingDownError("the engine is shutting down and accepts no new jobs")
+            self._prune()
+            if request.request_id and request.request_id in self._by_request:
+                return JobHandle(self, self._by_request[request.request_id])
+            if self._active >= self.config.queue_limit:
+                raise QueueFullError(
+                    f"{self._active} jobs in flight, the queue limit is {self.config.queue_limit}"
+                )
+            job = Job(request, next(self._seq), time.perf_counter())
+            self._jobs[job.job_id] = job
+            if request.request_id:
+                self._by_request[request.request_id] = job
+            self._active += 1
+            self.counters["submitted"] += 1
+        try:
+            self.scheduler.push(job)
+        except ShuttingDownError:
+            self._finish(job, JobStatus.CANCELLED, "the engine shut down before the job was queued")
+            raise
+        return JobHandle(self, job)
+
+    def get(self, job_id: str) -> JobHandle:
+        with self._lock:
+            self._prune()
+            job = self._jobs.get(job_id)
+        if job is None:
+            raise UnknownJobError(f"no job {job_id!r} (never submitted, or its result was pruned)")
+        return JobHandle(self, job)
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a queued or running job; False if it had already finished."""
+        job = self.get(job_id)._job
+        if job.finished:
+            return False
+        self.scheduler.remove(job_id)
+        return self._finish(job, JobStatus.CANCELLED, "cancelled")
+
+    def preload(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, float]]:
+        """Load the circuit's parameters on every device now: {device: (already_loaded, seconds)}."""
+        work.circuit(circuit)
+        return {d: self.srs.preload(self._srs_key(circuit, d, params_dir)) for d in self.config.devices}
+
+    def evict(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, int]]:
+        """Drop the circuit's parameters from every device: {device: (was_loaded, bytes_freed)}."""
+        return {d: self.srs.evict(self._srs_key(circuit, d, params_dir)) for d in self.config.devices}
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            self._prune()
+            jobs = {s.value: 0 for s in JobStatus}
+            by_kind: dict[str, dict[str, int]] = {}
+            for j in self._jobs.values():
+                jobs[j.status.value] += 1
+                if not j.finished:
+                    kind = by_kind.setdefault(j.request.family, {"queued": 0, "running": 0})
+                    kind[j.status.value] += 1
+            counters = dict(self.counters)
+        now = time.perf_counter()
+        busy = {d: busy_seconds(lk.snapshot(), self._started, now) for d, lk in self.locks.items()}
+        wall = max(now - self._started, 1e-9)
+        return {
+            "srs": [dataclasses.asdict(e) for e in self.srs.status()],
+            "queues": {
+                "intake": len(self.scheduler),
+                "synthesis": len(self.synth_queue),
+                "gpu": {d: len(q) for d, q in self.gpu_queues.items()},
+                "finalize": len(self.finalize_queue),
+            },
+            "synthesis_workers": {
+                "workers": self.config.synthesis_workers,
+                "busy": self._pool.busy() if self._pool is not None else 0,
+                "pids": self._pool.worker_pids() if self._pool is not None else [],
+            },
+            "gpu_workers": [w.status() for w in self.gpu_workers],
+            "memory": self.budget.snapshot(),
+            "jobs": jobs,
+            "jobs_by_kind": by_kind,  # in flight, per proof family: queued / running
+            "counters": counters,
+            "gpu_busy": {
+                "per_device": {d: b / wall for d, b in busy.items()},
+                "fraction": self.gpu_busy(self._started, now),
+                "seconds": busy,
+            },
+        }
+
+    def gpu_busy(self, since: float, until: float | None = None) -> float:
+        """Fraction of [since, until] (perf_counter) in which some device held its lock."""
+        until = time.perf_counter() if until is None else until
+        intervals = [iv for lk in self.locks.values() for iv in lk.snapshot()]
+        return busy_seconds(intervals, since, until) / max(until - since, 1e-9)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no job is in flight and every unit has given back its memory."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._active == 0 and self._units == 0, timeout)
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop taking jobs; wait=True finishes the accepted ones, wait=False cancels them."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pending = [j for j in self._jobs.values() if not j.finished]
+        if not wait:
+            for job in pending:
+                self.scheduler.remove(job.job_id)
+                self._finish(job, JobStatus.CANCELLED, "cancelled: the engine shut down")
+        self.scheduler.close()
+        self._dispatcher.join()
+        self.wait_idle()
+        for q in (self.synth_queue, *self.gpu_queues.values(), self.finalize_queue):
+            q.close()
+        for t in (self._feeder, *self.gpu_workers, *self.finalizers):
+            t.join()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_pending=True)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown(wait=exc[0] is None)
+
+    # --- bookkeeping ---
+    def _srs_key(self, circuit: str, device: int, params_dir: Any) -> Hashable:
+        return (circuit, device) if params_dir is None else (circuit, device, os.fspath(params_dir))
+
+    def _prune(self) -> None:
+        """Forget finished jobs kept longer than result_retention_s (caller holds the lock)."""
+        cutoff = self.config.clock() - self.config.result_retention_s
+        old = [j for j in self._jobs.values() if j.finished_at is not None and j.finished_at <= cutoff]
+        for j in old:
+            del self._jobs[j.job_id]
+            if j.request_id and self._by_request.get(j.request_id) is j:
+                del self._by_request[j.request_id]
+
+    def _finish(self, job: Job, status: JobStatus, error: str | None = None) -> bool:
+        """The one place a job becomes terminal; False if it already was."""
+        with job.lock:
+            if job.finished:
+                return False
+            if status is JobStatus.COMPLETED:
+                proofs = b"".join(job.proofs[p] for p in range(job.partitions))
+                inputs = [job.inputs[p] for p in range(job.partitions)]
+            else:
+                proofs, inputs = b"", []
+            job.status = status
+            job.result = JobResult(job.job_id, job.request_id, status, proofs, inputs, error, job.timeline)
+            job.proofs.clear()
+            job.done.set()
+        with self._lock:
+            job.finished_at = self.config.clock()
+            self._active -= 1
+            self.counters[status.value] += 1
+            self._idle.notify_all()
+        if status is not JobStatus.COMPLETED:
+            if self._pool is not None:
+                self._pool.cancel(job.job_id)
+            for unit in list(job.units):
+                unit.check_dead()
+            for q in (self.synth_queue, *self.gpu_queues.values()):
+                for unit in q.remove_if(lambda u: u.dead.is_set()):
+                    unit.finish()
+        return True
+
+    def _fail(self, job: Job, message: str) -> None:
+        self._finish(job, JobStatus.FAILED, message)
+
+    def _unit_done(self) -> None:
+        with self._lock:
+            self._units -= 1
+            self._idle.notify_all()
+
+    # --- stage: dispatcher ---
+    def _dispatch_loop(self) -> None:
+        while (batch := self.scheduler.next_batch()) is not None:
+            jobs = [j for j in batch if not j.finished]  # type: ignore[attr-defined]
+            if jobs:
+                try:
+                    self._dispatch(jobs)  # type: ignore[arg-type]
+                except Exception as exc:  # never lose a job to a stray error
+                    for j in jobs:
+                        self._fail(j, f"dispatch failed: {type(exc).__name__}: {exc}")  # type: ignore[arg-type]
+
+    def _dispatch(self, jobs: list[Job]) -> None:
+        now = time.perf_counter()
+        for j in jobs:
+            j.status = JobStatus.RUNNING
+            j.add_spans([Span("queue_wait", j.submitted, now, attrs={"priority": j.priority.name})])
+        devs = self.config.devices
+        turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
+        device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
+        req = jobs[0].request
+        circuit = req.circuit or ""
+        key = self._srs_key(circuit, device, req.params_dir)
+        ws = work.working_set(circuit)
+        need = ws.total * len(jobs) + work.srs_bytes(circuit)
+        if need > self.budget.total:
+            for j in jobs:
+                self._fail(j, f"{BudgetExceededError.__name__}: a partition of {circuit} needs {need} bytes "
+                              f"({len(jobs)} x {ws.total} working set + the SRS) but the whole memory budget "
+                              f"is {self.budget.total}")  # fmt: skip
+            return
+        t0 = time.perf_counter()
+        try:
+            lease = self.srs.acquire(key)
+        except CuzkError as exc:
+            for j in jobs:
+                self._fail(j, f"loading the parameters of {circuit} failed: {type(exc).__name__}: {exc}")
+            return
+        t1 = time.perf_counter()
+        for j in jobs:
+            j.add_spans([Span("srs_load", t0, t1, attrs={"device": device, "circuit": circuit})])
+        batch = Batch(self, jobs, device, lease, next(self._batch_seq))
+        units = [Unit(batch, p) for p in range(max(j.partitions for j in jobs))]
+        with self._lock:
+            self._units += len(units)
+        for u in units:
+            for m in u.members:
+                m.job.units.append(u)
+        for u in units:
+            u.check_dead()
+            self.synth_queue.put(u.key, u)
+            for m in u.members:
+                self.hooks.call("dispatched", m.job.job_id, u.partition)
+
+    @property
+    def pool(self) -> SynthPool:
+        """The synthesis pool, started on first use (by the feeder thread)."""
+        if self._pool is None:
+            self._pool = SynthPool(self.config.synthesis_workers, cache_dir=self.config.cache_dir)
+        return self._pool
+
+    # --- stage: feeder (memory, then the synthesis pool) ---
+    def _feed_loop(self) -> None:
+        while (unit := self.synth_queue.get()) is not None:
+            try:
+                self._feed(unit)
+            except Exception as exc:
+                self._fail_unit(
+                    unit, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}"
+                )
+
+    def _feed(self, unit: Unit) -> None:
+        if not unit.drop_dead():
+            unit.finish()
+            return
+        ws = unit.batch.ws
+        try:
+            unit.reservation = self.budget.reserve(
+                ws.total * unit.k, tag=f"partitions:{unit.circuit}", cancelled=unit.dead
+            )
+        except JobCancelledError:
+            unit.finish()
+            return
+        except EngineError as exc:  # BudgetExceededError, DeadlineExceededError
+            self._fail_unit(unit, f"partition {unit.partition}: {type(exc).__name__}: {exc}")
+            return
+        for m in list(unit.members):
+            self._slots.acquire()
+            if m.job.finished:
+                self._slots.release()
+                if unit.resolve(m, None):
+                    self._to_gpu(unit)
+                continue
+            try:
+                self.hooks.call("before_synth", m.job.job_id, unit.partition)
+                task = m.job.task(unit.partition, self.config.abc_on_worker)
+                task.hold = self.hooks.call("synth_hold", m.job.job_id, unit.partition)
+                self.pool.submit(task, functools.partial(self._synth_done, unit, m), key=unit.key)
+            except Exception as exc:
+                self._slots.release()
+                self._fail(m.job, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}")
+                if unit.resolve(m, None):
+                    self._to_gpu(unit)
+
+    def _synth_done(self, unit: Unit, m: Member, out: SynthResult | SynthFailure) -> None:
+        try:
+            m.job.add_spans(_synth_spans(out, unit.partition))
+            if isinstance(out, SynthFailure):
+                if out.kind in ("job", "worker"):
+                    self._fail(m.job, f"partition {unit.partition} synthesis failed: {out.message}")
+                complete = unit.resolve(m, None)
+            else:
+                complete = unit.resolve(m, out)
+            if complete:
+                self._to_gpu(unit)
+            if isinstance(out, SynthResult):
+                self.hooks.call("after_synth", m.job.job_id, unit.partition)
+        except Exception as exc:
+            self._fail(
+                m.job, f"partition {unit.partition} synthesis hand-off failed: {type(exc).__name__}: {exc}"
+            )
+            if unit.resolve(m, None):
+                self._to_gpu(unit)
+        finally:
+            self._slots.release()
+
+    def _to_gpu(self, unit: Unit) -> None:
+        if not unit.drop_dead():
+            unit.finish()
+            return
+        try:
+            self.gpu_queues[unit.device].put(unit.key, unit)
+        except Exception:  # the queue closed under us: shutdown(wait=False)
+            unit.finish()
+
+    # --- stage: GPU -> finalize -> result routing ---
+    def _to_finalize(self, unit: Unit) -> None:
+        try:
+            self.finalize_queue.put(unit.key, unit)
+        except Exception:
+            unit.finish()
+
+    def _fail_unit(self, unit: Unit, message: str) -> None:
+        jobs = [m.job for m in unit.members]
+        unit.finish()  # memory back first: a job's result is never seen before its unit gave back
+        for job in jobs:
+            self._fail(job, message)
+
+    def _deliver(
+        self, unit: Unit, proofs: list[bytes | None], inputs: list[list[int]], errors: dict[int, str]
+    ) -> None:
+        """Route a unit's verified proofs to their jobs; complete the jobs whose slots are all filled."""
+        outcomes: list[tuple[Job, str | None]] = []
+        for j, m in enumerate(unit.members):
+            job = m.job
+            if job.finished:
+                continue
+            if j in errors:
+                outcomes.append((job, errors[j]))
+                continue
+            with job.lock:
+                job.proofs[unit.partition] = proofs[j]  # type: ignore[assignment]
+                job.inputs[unit.partition] = inputs[j]
+                if len(job.proofs) == job.partitions:
+                    outcomes.append((job, None))
+        unit.finish()  # memory back before the results are visible
+        for job, error in outcomes:
+            if error is None:
+                self._finish(job, JobStatus.COMPLETED)
+            else:
+                self._fail(job, error)
+
+
+def _synth_spans(out: SynthResult | SynthFailure, partition: int) -> list[Span]:
+    """The worker's spans (dicts, perf_counter times) under one `synthesis` span of the job."""
+    raw = out.spans
+    if not raw:
+        return []
+    attrs = {"worker": f"synth-{out.worker}", "pid": out.pid, "partition": partition}
+    start, end = min(s["start"] for s in raw), max(s["end"] for s in raw)
+    spans = [Span("synthesis", start, end, depth=0, attrs=dict(attrs))]
+    spans += [Span(s["name"], s["start"], s["end"], depth=1, attrs=dict(attrs)) for s in raw]
+    return spans

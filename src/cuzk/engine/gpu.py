@@ -1,0 +1,175 @@
+"""GPU workers: `gpu_workers_per_device` threads per device, one lock per device around `start`.
+
+A worker takes the next unit (one partition index of one batch: k synthesized
+witnesses) from its device's queue, copies the hand-over out of shared memory,
+and holds the device lock only for the prover's `start` (NTTs, H, the G1
+MSMs), so one worker's host work (copies, and the finalizer's G2 MSM and
+assembly) overlaps the other worker's kernels. The wait for the lock and the
+hold are spans (`lock_wait`, `device_lock`); the holds, disjoint per device by
+construction, are what the GPU busy fraction is computed from. With the CPU
+backend the "devices" are CPU backends, so every path runs without a GPU.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cuzk.engine import work
+from cuzk.instrument import Timeline
+
+if TYPE_CHECKING:
+    from cuzk.engine.engine import Unit
+    from cuzk.engine.scheduler import WorkQueue
+
+
+class DeviceLock:
+    """The one lock of a device, with its hold intervals kept for the busy fraction."""
+
+    def __init__(self, device: int, *, keep: int = 100_000) -> None:
+        self.device = device
+        self._lock = threading.Lock()
+        self._guard = threading.Lock()
+        self._keep = keep
+        self.intervals: list[tuple[float, float]] = []  # (start, end), time.perf_counter()
+
+    @contextmanager
+    def hold(self, tl: Timeline, **attrs: Any) -> Iterator[None]:
+        with tl.span("lock_wait", **attrs):
+            self._lock.acquire()
+        try:
+            with tl.span("device_lock", **attrs) as s:
+                yield
+        finally:
+            self._lock.release()
+            with self._guard:
+                self.intervals.append((s.start, time.perf_counter()))
+                if len(self.intervals) > self._keep:
+                    del self.intervals[: len(self.intervals) - self._keep]
+
+    def snapshot(self) -> list[tuple[float, float]]:
+        with self._guard:
+            return list(self.intervals)
+
+
+def busy_seconds(intervals: list[tuple[float, float]], since: float, until: float) -> float:
+    """Length of the union of the intervals, clipped to [since, until]."""
+    total, cur_s, cur_e = 0.0, None, None
+    for s, e in sorted(intervals):
+        s, e = max(s, since), min(e, until)
+        if e <= s:
+            continue
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s  # type: ignore[operator]
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s  # type: ignore[operator]
+    return total
+
+
+@dataclass
+class WorkerState:
+    """What status() shows for one GPU worker."""
+
+    device: int
+    index: int
+    state: str = "idle"  # idle | preparing | waiting | proving
+    job: str | None = None
+    partition: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "worker": self.index,
+            "state": self.state,
+            "job": self.job,
+            "partition": self.partition,
+        }
+
+
+class GpuWorker(threading.Thread):
+    """One GPU worker thread: unit in, `start` under the device lock, unit out to the finalizers."""
+
+    def __init__(
+        self,
+        *,
+        device: int,
+        index: int,
+        backend_name: str,
+        lock: DeviceLock,
+        queue: WorkQueue[Unit],
+        handoff: Callable[[Unit], None],
+        fail: Callable[[Unit, str], None],
+        hooks: Any,
+    ) -> None:
+        super().__init__(name=f"cuzk-gpu-{device}.{index}", daemon=True)
+        self.device = device
+        self.backend_name = backend_name
+        self.lock = lock
+        self.queue = queue
+        self.handoff = handoff
+        self.fail = fail
+        self.hooks = hooks
+        self.state = WorkerState(device, index)
+        self._state_lock = threading.Lock()
+
+    def status(self) -> dict[str, Any]:
+        with self._state_lock:
+            return self.state.as_dict()
+
+    def _set(self, state: str, job: str | None = None, partition: int | None = None) -> None:
+        with self._state_lock:
+            self.state.state, self.state.job, self.state.partition = state, job, partition
+
+    def run(self) -> None:
+        while (unit := self.queue.get()) is not None:
+            try:
+                self._prove(unit)
+            except Exception as exc:  # a hook or a hand-off that raised: the unit fails, the worker stays
+                self.fail(unit, f"partition {unit.partition} GPU stage failed: {type(exc).__name__}: {exc}")
+            finally:
+                self._set("idle")
+
+    def _prove(self, unit: Unit) -> None:
+        if not unit.drop_dead():  # every job of the unit ended while it waited
+            unit.finish()
+            return
+        self._set("preparing", unit.members[0].job.job_id, unit.partition)
+        tl = Timeline(unit.label)
+        try:
+            for m in unit.members:
+                self.hooks.call("before_gpu", m.job.job_id, unit.partition)
+            if not unit.drop_dead():  # ended while this worker waited at the partition boundary
+                unit.finish()
+                return
+            attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
+                     "unit": unit.label}  # fmt: skip
+            backend = work.device_backend(self.backend_name, self.device)
+            on_device = any(r.abc is None for r in unit.results())  # the SpMV runs on the device
+            if not on_device:
+                with tl.span("gpu_prepare", **attrs):
+                    assignment = work.build_assignment(unit.circuit, unit.results(), backend, tl)
+                unit.close_results()
+            self._set("waiting", unit.members[0].job.job_id, unit.partition)
+            with self.lock.hold(tl, **attrs):
+                self._set("proving", unit.members[0].job.job_id, unit.partition)
+                if on_device:
+                    assignment = work.build_assignment(unit.circuit, unit.results(), backend, tl)
+                    unit.close_results()
+                unit.pending = work.start(assignment, unit.resident)
+        except Exception as exc:  # a failing partition fails its jobs; the worker goes on
+            unit.close_results()
+            self.fail(unit, f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}")
+            return
+        unit.release_abc()
+        unit.record(tl, attrs)
+        for m in unit.members:
+            self.hooks.call("after_gpu", m.job.job_id, unit.partition)
+        self.handoff(unit)

@@ -1,0 +1,699 @@
+"""Synthesis worker processes: witness and A.w, B.w, C.w for one partition, off the GIL.
+
+Python synthesis holds the GIL, so the engine runs it in worker PROCESSES
+("spawn" context: nothing of the parent's threads or locks is inherited).
+Each worker loads a circuit's witness program and topology once, from the
+on-disk cache, and keeps them for later tasks. Per task (one partition of one
+job) it makes the instance of a seed (span `instance`), runs the witness
+program (span `witness`) and, when the task asks,
+a = A.w, b = B.w, c = C.w with the satisfaction check on the CPU backend
+(span `matvec`, through `groth16.prover.synthesize`, the prover's own check).
+
+Hand-off: the worker writes the arrays into one POSIX shared-memory block per
+result (`multiprocessing.shared_memory`, name chosen by the parent) and sends
+only the layout (names, shapes, offsets) through its pipe; the parent maps the
+block and gives out numpy views without a copy. `SynthResult.close()` unlinks
+the block. The worker's `SharedMemory(create=True)` registers the name with the
+resource tracker, which spawned children share with the parent; the parent's
+unlink unregisters it, so nothing is reported as leaked, and if the parent
+itself dies the tracker removes what is left.
+
+Outcomes: every submitted task gets exactly one callback, with a SynthResult or
+a SynthFailure whose kind says why: "job" (the instance is bad: the message
+names the unsatisfied constraint; the worker stays), "worker" (the process
+died: pid, signal, job and partition named; a new worker replaces it),
+"cancelled" (`cancel(job_id)`: queued tasks at once, a running one when it
+finishes, its result closed), "shutdown" (`shutdown(cancel_pending=True)`, or
+a worker stopped by `shutdown(kill=True)`). Callbacks run one at a time on a
+callback thread of the pool, never on the dispatcher, so a slow callback
+delays other callbacks but not dispatch or the detection of dead workers.
+
+Span times are `time.perf_counter()`, which on Linux is
+clock_gettime(CLOCK_MONOTONIC): one clock for every process of the machine,
+so worker spans line up with the parent's timelines.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import heapq
+import itertools
+import logging
+import mmap
+import multiprocessing
+import multiprocessing.connection
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
+from typing import Any, Literal
+
+import numpy as np
+
+from cuzk.errors import ShuttingDownError, UsageError
+
+log = logging.getLogger(__name__)
+
+#: Where POSIX shared memory lives on Linux (glibc's shm_open is a file under this tmpfs).
+SHM_DIR = "/dev/shm"
+#: Every block this module makes starts with this, then the parent's pid (for leak checks).
+SHM_PREFIX = "cuzk-synth-"
+_ALIGN = 64
+#: A slot whose workers die this many times in a row before saying ready is given up.
+MAX_EARLY_DEATHS = 3
+
+FailureKind = Literal["job", "worker", "cancelled", "shutdown"]
+
+
+@dataclass
+class SynthTask:
+    """One partition of one job: a circuit and its instance (a seed for a random valid one, or arrays)."""
+
+    job_id: str
+    partition: int
+    circuit: str
+    seed: int | None = None
+    instance: dict[str, np.ndarray] | None = None
+    compute_abc: bool = True
+    #: Test hook: a folder holding FIFOs `started` and `release`. The worker writes its pid to
+    #: `started`, then blocks opening `release` until someone opens it for writing (or kills it).
+    hold: str | None = None
+
+
+@dataclass
+class SynthResult:
+    """A satisfied partition: views into a shared-memory block that `close()` releases.
+
+    inputs (num_inputs, 4) and aux (num_aux, 4) are the witness (Montgomery Fr, ONE first);
+    abc is (a, b, c), each (num_constraints, 4), when the task asked for it.
+    """
+
+    job_id: str
+    partition: int
+    inputs: np.ndarray
+    aux: np.ndarray
+    abc: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    spans: list[dict[str, Any]]  # name, start, end (perf_counter, CLOCK_MONOTONIC), worker, pid
+    worker: int = -1
+    pid: int = 0
+    nbytes: int = 0  # size of the shared-memory block
+    shm_name: str = ""
+    _release: weakref.finalize | None = field(default=None, repr=False)
+
+    def close(self) -> None:
+        """Unlink the block and drop this result's views; idempotent (also run if it is collected).
+
+        The name goes at once, so nothing is left in /dev/shm; the memory is unmapped when the
+        last view goes, so views the caller still holds stay valid, never dangling.
+        """
+        self.inputs = self.aux = np.zeros((0, 4), dtype=np.uint64)
+        self.abc = None
+        if self._release is not None:
+            self._release()
+
+    def __enter__(self) -> SynthResult:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class SynthFailure:
+    """A task that produced no result, and why (see the module docstring for the kinds)."""
+
+    job_id: str
+    partition: int
+    message: str
+    kind: FailureKind
+    error: str = ""  # the exception's class name for kind "job" (UnsatisfiedError, CircuitError, ...)
+    spans: list[dict[str, Any]] = field(default_factory=list)
+    worker: int = -1
+    pid: int = 0
+
+
+Outcome = SynthResult | SynthFailure
+Callback = Callable[[Outcome], None]
+
+
+def _unlink(name: str, *, registered: bool) -> bool:
+    """Remove a block's name; unregister it from the resource tracker if the worker registered it."""
+    try:
+        os.unlink(os.path.join(SHM_DIR, name))
+    except FileNotFoundError:
+        return False
+    if registered:
+        resource_tracker.unregister("/" + name, "shared_memory")
+    return True
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def default_threads(workers: int, cores: int | None = None) -> int:
+    """numba threads per worker, so that workers x threads does not exceed the cores.
+
+    Oversubscribed numba parallel launches stall (docs/ARCHITECTURE.md, "Small batches").
+    """
+    return max(1, (cores or default_workers()) // workers)
+
+
+# --- the worker process -----------------------------------------------------------------------
+
+
+def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, preload: Sequence[str]) -> None:
+    """A worker's life: set up threads and cache, say ready, then serve tasks until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if "numba" not in sys.modules:
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
+    if cache_dir is not None:
+        os.environ["CUZK_CACHE_DIR"] = cache_dir
+    t0 = time.perf_counter()
+    import numba
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+    worker = _Worker(index)
+    for name in preload:
+        try:
+            worker.load(name, abc=True)
+        except Exception as exc:  # the tasks of that circuit will report it
+            print(f"synthesis worker {os.getpid()}: preload of {name} failed: {exc}", file=sys.stderr)
+    conn.send(("ready", numba.get_num_threads(), time.perf_counter() - t0))
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if msg is None:
+            return
+        task_id, task, shm_name = msg
+        conn.send(("started", task_id))  # from here on, a death is this task's
+        conn.send((task_id, *worker.run(task, shm_name)))
+
+
+class _Worker:
+    """The per-process state: circuits loaded once, the CPU backend."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.pid = os.getpid()
+        self.circuits: dict[str, Any] = {}
+        self.backend: Any = None
+
+    def load(self, name: str, *, abc: bool) -> Any:
+        from cuzk.circuits import get_circuit
+
+        circuit = self.circuits.get(name)
+        if circuit is None:
+            circuit = self.circuits[name] = get_circuit(name)
+        circuit.program()  # topology and program come from one cache file, loaded together
+        if abc and self.backend is None:
+            from cuzk.backends import get_backend
+
+            self.backend = get_backend("cpu")
+        return circuit
+
+    def run(self, task: SynthTask, shm_name: str) -> tuple[Any, ...]:
+        """('ok', layout, nbytes, spans) or ('fail', error class, message, spans)."""
+        from cuzk.instrument import Timeline
+
+        tl = Timeline(task.job_id)
+        try:
+            if task.hold is not None:
+                _hold(task.hold)
+            if task.circuit not in self.circuits:
+                with tl.span("load"):
+                    circuit = self.load(task.circuit, abc=task.compute_abc)
+            else:
+                circuit = self.load(task.circuit, abc=task.compute_abc)
+            if task.instance is None:
+                with tl.span("instance"):
+                    inst: Mapping[str, np.ndarray] = circuit.random_instance(task.seed)
+            else:
+                inst = task.instance
+            with tl.span("witness"):
+                wit = circuit.witness(inst)
+            arrays = {"inputs": wit.inputs, "aux": wit.aux}
+            if task.compute_abc:
+                from cuzk.groth16.prover import synthesize
+
+                with tl.span("matvec"):
+                    a, b, c = synthesize(circuit.topology(), [wit], self.backend).abc[0]
+                arrays.update(a=a, b=b, c=c)
+            with tl.span("handoff"):
+                layout, nbytes = _write_block(shm_name, arrays)
+        except Exception as exc:  # every error is the task's, reported; the worker stays
+            from cuzk.errors import CuzkError
+
+            what = str(exc) if isinstance(exc, CuzkError) else f"{type(exc).__name__}: {exc}"
+            return ("fail", type(exc).__name__, what, self._spans(tl))
+        return ("ok", layout, nbytes, self._spans(tl))
+
+    def _spans(self, tl: Any) -> list[dict[str, Any]]:
+        return [
+            {"name": s.name, "start": s.start, "end": s.end, "worker": self.index, "pid": self.pid}
+            for s in tl.spans
+        ]
+
+
+def _hold(folder: str) -> None:
+    with open(os.path.join(folder, "started"), "w") as f:
+        f.write(f"{os.getpid()}\n")
+    with open(os.path.join(folder, "release")) as f:
+        f.read()
+
+
+def _write_block(name: str, arrays: Mapping[str, np.ndarray]) -> tuple[list[tuple[str, tuple, int]], int]:
+    """Copy the arrays into a new shared-memory block `name`; return the layout and size."""
+    from multiprocessing.shared_memory import SharedMemory
+
+    layout, offset = [], 0
+    for key, arr in arrays.items():
+        layout.append((key, tuple(arr.shape), offset))
+        offset += -(-arr.nbytes // _ALIGN) * _ALIGN
+    shm = SharedMemory(name=name, create=True, size=max(offset, 1))
+    try:
+        for (_, shape, off), arr in zip(layout, arrays.values(), strict=True):
+            view = np.ndarray(shape, dtype=np.uint64, buffer=shm.buf, offset=off)
+            view[...] = np.asarray(arr, dtype=np.uint64)
+            del view
+    except BaseException:
+        shm.close()
+        shm.unlink()
+        raise
+    shm.close()
+    return layout, offset
+
+
+# --- the parent side ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    task_id: int
+    task: SynthTask
+    done: Callback
+    shm_name: str
+    key: tuple = ()
+    cancelled: bool = False
+    started: bool = False  # the worker has acknowledged it
+
+
+@dataclass
+class _Slot:
+    index: int
+    process: Any
+    conn: Any
+    ready: bool = False
+    entry: _Entry | None = None
+    started_at: float = 0.0
+    startup_s: float | None = None  # Process.start() to 'ready' (imports, numba, preload)
+    numba_threads: int = 0  # as the worker reports it
+    setup_s: float = 0.0  # inside the worker: importing numba, preloading circuits
+    alive: bool = True  # False once its process ended and was handled
+    early_deaths: int = 0  # consecutive deaths of this slot's workers before they were ready
+
+
+class SynthPool:
+    """A fixed number of synthesis worker processes fed from one queue.
+
+    Tasks run in order of their `key` (then submission order); a dead worker is replaced.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        cache_dir: str | None = None,
+        threads_per_worker: int | None = None,
+        preload: Sequence[str] = (),
+        context: str = "spawn",
+    ) -> None:
+        n = default_workers() if workers is None else workers
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise UsageError(f"a synthesis pool needs at least one worker, not {workers!r}")
+        self.threads = threads_per_worker or default_threads(n)
+        self.cache_dir = cache_dir
+        self.preload = tuple(preload)
+        self._ctx: Any = multiprocessing.get_context(context)
+        self._lock = threading.Lock()
+        self._queue: list[tuple[tuple, int, _Entry]] = []
+        self._ids = itertools.count()
+        self._tag = f"{SHM_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-"
+        self._closing = False
+        self._cancel_pending = False
+        self._kill = False
+        self._start_error = ""
+        self._callbacks: queue.SimpleQueue[tuple[Callback, Outcome] | None] = queue.SimpleQueue()
+        self._wake_lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._slots = [self._start(i) for i in range(n)]
+        # Daemon threads plus an exit hook: a pool never shut down must not hang interpreter exit
+        # (non-daemon threads are joined before atexit hooks run).
+        self._callback_thread = threading.Thread(
+            target=self._deliver, name="cuzk-synth-callbacks", daemon=True
+        )
+        self._dispatcher = threading.Thread(
+            target=self._dispatch_loop, name="cuzk-synth-dispatch", daemon=True
+        )
+        self._callback_thread.start()
+        self._dispatcher.start()
+        self._at_exit = functools.partial(_shutdown_at_exit, weakref.ref(self))
+        atexit.register(self._at_exit)
+
+    # --- public API ---
+    @property
+    def workers(self) -> int:
+        return len(self._slots)
+
+    def submit(self, task: SynthTask, done: Callback, *, key: tuple = ()) -> None:
+        """Queue a task; `done` gets its one outcome on the pool's callback thread."""
+        if (task.seed is None) == (task.instance is None):
+            raise UsageError(f"task {task.job_id}/{task.partition}: give exactly one of seed and instance")
+        with self._lock:
+            if self._closing:
+                raise ShuttingDownError("the synthesis pool is shutting down")
+            tid = next(self._ids)
+            entry = _Entry(tid, task, done, f"{self._tag}{tid}", key)
+            heapq.heappush(self._queue, (key, tid, entry))
+        self._wake()
+
+    def cancel(self, job_id: str) -> int:
+        """Drop the job's queued tasks (each reports kind "cancelled" now); a running one reports
+        "cancelled" when it finishes, its result closed. Returns how many tasks were affected."""
+        with self._lock:
+            dropped = [e for _, _, e in self._queue if e.task.job_id == job_id]
+            if dropped:
+                self._queue = [q for q in self._queue if q[2].task.job_id != job_id]
+                heapq.heapify(self._queue)
+            running = [s.entry for s in self._slots if s.entry is not None and s.entry.task.job_id == job_id]
+            for e in running:
+                e.cancelled = True
+        for e in dropped:
+            self._report(e, self._failure(e, "cancelled", f"job {job_id} was cancelled"))
+        return len(dropped) + len(running)
+
+    def worker_pids(self) -> list[int]:
+        with self._lock:
+            return [s.process.pid for s in self._slots]
+
+    def busy(self) -> int:
+        """Tasks running now."""
+        with self._lock:
+            return sum(s.entry is not None for s in self._slots)
+
+    def queued(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Per worker slot: index, pid, ready, startup_s (Process.start() to ready; None while
+        starting), setup_s (the worker's own part of it: numba import, preloads), numba_threads."""
+        keys = ("index", "ready", "startup_s", "setup_s", "numba_threads")
+        with self._lock:
+            return [{"pid": s.process.pid, **{k: getattr(s, k) for k in keys}} for s in self._slots]
+
+    def shutdown(self, wait: bool = True, *, cancel_pending: bool = False, kill: bool = False) -> None:
+        """Stop accepting tasks; queued ones still run unless cancel_pending (then kind "shutdown").
+
+        kill: terminate the workers now; running tasks report kind "shutdown". With wait, return
+        once every callback has been delivered and every worker has exited.
+        """
+        with self._lock:
+            self._closing = True
+            self._cancel_pending = self._cancel_pending or cancel_pending
+            self._kill = self._kill or kill
+        self._wake()
+        atexit.unregister(self._at_exit)
+        if wait and threading.current_thread() not in (self._dispatcher, self._callback_thread):
+            self._dispatcher.join()
+            self._callback_thread.join()
+
+    def __enter__(self) -> SynthPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown(wait=True, cancel_pending=exc[0] is not None)
+
+    # --- the dispatcher thread ---
+    def _start(self, index: int) -> _Slot:
+        parent, child = self._ctx.Pipe(duplex=True)
+        p = self._ctx.Process(
+            target=_worker_main,
+            args=(index, self.threads, child, self.cache_dir, self.preload),
+            name=f"cuzk-synth-{index}",
+            daemon=True,
+        )
+        started = time.perf_counter()
+        p.start()
+        child.close()
+        return _Slot(index, p, parent, started_at=started)
+
+    def _wake(self) -> None:
+        with self._wake_lock:  # never write to the descriptor once the dispatcher has closed it
+            if self._wake_w >= 0:
+                with contextlib.suppress(BlockingIOError):  # a full pipe: the dispatcher is awake anyway
+                    os.write(self._wake_w, b"x")
+
+    def _dispatch_loop(self) -> None:
+        try:
+            while not self._step():
+                pass
+        except BaseException as exc:  # a bug here must not leave tasks without an outcome
+            log.exception("the synthesis dispatcher failed")
+            self._fail_all(f"the synthesis pool failed: {exc!r}")
+        finally:
+            for s in self._slots:
+                s.process.join()
+                s.conn.close()
+            with self._wake_lock:
+                os.close(self._wake_r)
+                os.close(self._wake_w)
+                self._wake_w = -1
+            self._callbacks.put(None)
+
+    def _fail_all(self, message: str) -> None:
+        with self._lock:
+            self._closing = True
+            entries = [e for _, _, e in sorted(self._queue)] + [s.entry for s in self._slots if s.entry]
+            self._queue = []
+            for s in self._slots:
+                s.entry = None
+                if s.process.is_alive():
+                    s.process.kill()
+        for e in entries:
+            _unlink(e.shm_name, registered=True)
+            self._report(e, self._failure(e, "worker", message))
+
+    def _step(self) -> bool:
+        """Dispatch, wait for one event, handle it. True once the pool has wound down."""
+        sends = []
+        with self._lock:
+            closing, kill = self._closing, self._kill
+            hopeless = not any(s.alive for s in self._slots)
+            if self._queue and (hopeless or (closing and (self._cancel_pending or kill))):
+                drop, self._queue = sorted(self._queue), []
+                for _, _, gone in drop:
+                    if hopeless:
+                        why = self._failure(
+                            gone, "worker", f"no synthesis worker could start ({self._start_error})"
+                        )
+                    else:
+                        why = self._failure(gone, "shutdown", "the synthesis pool shut down before it ran")
+                    self._report(gone, why)
+            if kill:
+                for s in self._slots:
+                    if s.alive and s.process.is_alive():
+                        s.process.kill()
+            for s in self._slots:
+                if s.alive and s.ready and s.entry is None and self._queue:
+                    _, _, s.entry = heapq.heappop(self._queue)
+                    sends.append(s)
+            if closing and not self._queue and all(s.entry is None for s in self._slots):
+                for s in self._slots:
+                    if s.alive:
+                        sends.append(s)
+                done = True
+            else:
+                done = False
+            slots = [s for s in self._slots if s.alive]
+        for s in sends:
+            e = s.entry
+            try:  # outside the lock: an instance may be large
+                s.conn.send(None if done or e is None else (e.task_id, e.task, e.shm_name))
+            except OSError:  # the worker is dead (its sentinel will say so); it never saw the task
+                if e is not None:
+                    with self._lock:
+                        s.entry = None
+                        if not e.cancelled:
+                            heapq.heappush(self._queue, (e.key, e.task_id, e))
+                    if e.cancelled:
+                        self._report(e, self._failure(e, "cancelled", f"job {e.task.job_id} was cancelled"))
+        if done:
+            return True
+        waitables: list[Any] = [self._wake_r]
+        for s in slots:
+            waitables += [s.conn, s.process.sentinel]
+        ready = multiprocessing.connection.wait(waitables)
+        if self._wake_r in ready:
+            os.read(self._wake_r, 4096)
+        for s in slots:
+            if s.conn in ready:
+                try:
+                    msg = s.conn.recv()
+                except (EOFError, OSError):
+                    self._died(s, drained=True)
+                    continue
+                self._handle(s, msg)
+            elif s.process.sentinel in ready:
+                self._died(s)
+        return False
+
+    def _handle(self, slot: _Slot, msg: tuple) -> None:
+        if msg[0] == "ready":
+            with self._lock:
+                slot.ready = True
+                slot.startup_s = time.perf_counter() - slot.started_at
+                slot.numba_threads, slot.setup_s = msg[1], msg[2]
+            return
+        if msg[0] == "started":
+            with self._lock:
+                if slot.entry is not None and slot.entry.task_id == msg[1]:
+                    slot.entry.started = True
+            return
+        task_id, status, *rest = msg
+        entry = slot.entry  # stays the slot's until reported, so a failure here still reaches it
+        assert entry is not None and entry.task_id == task_id, "a worker answered a task it was not given"
+        outcome = self._outcome(entry, status, rest, slot.index, slot.process.pid)
+        with self._lock:
+            slot.entry = None
+        self._report(entry, outcome)
+
+    def _outcome(self, entry: _Entry, status: str, rest: list[Any], worker: int, pid: int) -> Outcome:
+        t = entry.task
+        if status != "ok":
+            error, message, spans = rest
+            return SynthFailure(
+                t.job_id, t.partition, f"partition {t.partition} of job {t.job_id}: {message}", "job",
+                error=error, spans=spans, worker=worker, pid=pid,
+            )  # fmt: skip
+        layout, nbytes, spans = rest
+        try:
+            result = _map_result(entry, layout, nbytes, spans, worker, pid)
+        except OSError as exc:
+            _unlink(entry.shm_name, registered=True)
+            why = f"partition {t.partition} of job {t.job_id}: its result block is not readable: {exc}"
+            return self._failure(entry, "worker", why)
+        if not entry.cancelled:
+            return result
+        result.close()
+        cancelled = self._failure(entry, "cancelled", f"job {t.job_id} was cancelled")
+        cancelled.spans = spans
+        return cancelled
+
+    def _died(self, slot: _Slot, *, drained: bool = False) -> None:
+        """The worker's process ended: fail its task (if any) and start a replacement."""
+        while not drained and slot.conn.poll():  # what it sent before dying still counts
+            try:
+                msg = slot.conn.recv()
+            except (EOFError, OSError):
+                break
+            self._handle(slot, msg)
+        slot.process.join()
+        slot.conn.close()
+        code = slot.process.exitcode
+        pid = slot.process.pid
+        how = f"signal {-code}: {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
+        with self._lock:
+            entry, slot.entry = slot.entry, None
+            slot.alive = slot.ready = False
+            killed = self._kill
+            replace = not killed and (not self._closing or bool(self._queue))
+            early = 0 if slot.startup_s is not None else slot.early_deaths + 1
+            if early:
+                self._start_error = f"worker {pid} exited with {how} before it was ready"
+        if entry is not None and not entry.started and not entry.cancelled and not killed:
+            with self._lock:  # it died before it saw the task: the task runs elsewhere
+                heapq.heappush(self._queue, (entry.key, entry.task_id, entry))
+            entry, replace = None, True
+        if entry is not None:
+            _unlink(entry.shm_name, registered=True)  # a block it made before dying
+            t = entry.task
+            if killed:
+                outcome = self._failure(entry, "shutdown", f"synthesis worker {pid} was stopped by shutdown")
+            elif entry.cancelled:
+                outcome = self._failure(entry, "cancelled", f"job {t.job_id} was cancelled")
+            else:
+                msg = (
+                    f"synthesis worker {pid} died ({how}) while synthesizing "
+                    f"partition {t.partition} of job {t.job_id}"
+                )
+                outcome = SynthFailure(t.job_id, t.partition, msg, "worker", worker=slot.index, pid=pid)
+            self._report(entry, outcome)
+        elif not killed and not self._closing:
+            log.warning("synthesis worker %d (pid %d) died idle (%s)", slot.index, pid, how)
+        if replace and early < MAX_EARLY_DEATHS:
+            new = self._start(slot.index)
+            new.early_deaths = early
+            with self._lock:
+                self._slots[slot.index] = new
+
+    def _failure(self, entry: _Entry, kind: FailureKind, message: str) -> SynthFailure:
+        t = entry.task
+        return SynthFailure(t.job_id, t.partition, message, kind)
+
+    def _report(self, entry: _Entry, outcome: Outcome) -> None:
+        self._callbacks.put((entry.done, outcome))
+
+    def _deliver(self) -> None:
+        while True:
+            item = self._callbacks.get()
+            if item is None:
+                return
+            done, outcome = item
+            try:
+                done(outcome)
+            except Exception:
+                log.exception("a synthesis callback raised (job %s)", outcome.job_id)
+                if isinstance(outcome, SynthResult):
+                    outcome.close()
+
+
+def _shutdown_at_exit(ref: weakref.ref[SynthPool]) -> None:
+    """At interpreter exit, stop a pool nobody shut down (its threads are daemons)."""
+    pool = ref()
+    if pool is not None:
+        pool.shutdown(wait=True, kill=True)
+
+
+def _map_result(
+    entry: _Entry, layout: list[tuple[str, tuple, int]], nbytes: int, spans: list[dict[str, Any]],
+    worker: int, pid: int,
+) -> SynthResult:  # fmt: skip
+    """Map the worker's block and wrap its arrays as views (no copy)."""
+    with open(os.path.join(SHM_DIR, entry.shm_name), "r+b") as f:
+        m = mmap.mmap(f.fileno(), 0)
+    # Each view's base is the mmap object, which unmaps when the last view is freed: it is
+    # never closed explicitly (numpy holds no buffer export, so a close would leave views dangling).
+    views = {key: np.ndarray(shape, dtype=np.uint64, buffer=m, offset=off) for key, shape, off in layout}
+    del m
+    abc = (views["a"], views["b"], views["c"]) if "a" in views else None
+    t = entry.task
+    result = SynthResult(
+        t.job_id, t.partition, views["inputs"], views["aux"], abc, spans,
+        worker=worker, pid=pid, nbytes=nbytes, shm_name=entry.shm_name,
+    )  # fmt: skip
+    result._release = weakref.finalize(result, _unlink, entry.shm_name, registered=True)
+    return result

@@ -1,0 +1,193 @@
+"""Every call the engine makes into the prover and the parameter code, in one place.
+
+The pipeline stages (gpu.py, finalize.py, engine.py) never import the prover
+themselves: they call these functions, so re-pointing the engine at another
+prover (the unified native/zkey prover, `LocalProver`) is an edit here only.
+
+Memory estimates (`working_set`): one partition's bytes in flight, from the
+circuit's sizes (n constraints, a domain of m = 2^k >= n, `cols` variables;
+Fr elements are 32 bytes, G1 affine points 96, G2 192):
+  a/b/c share:  a, b, c as handed over (3 n), plus the prover's NTT buffers in
+                `start` (10 m: each vector padded, transformed back and onto
+                the coset, the quotient and its inverse transform, and the
+                MSM's scalar copies), released when `start` returns;
+  rest:         the witness four times (the worker's shared-memory copy, the
+                engine's copy, the gathered a and b scalars) and 1 MiB for the
+                MSM sums and the result, released when the partition is finalized.
+Measured (CPU backend; the shared-memory hand-over plus the tracemalloc peak of
+build_assignment + start + finalize, second run): porep-tiny 3.87 MB against an
+estimate of 4.73 MB, porep-small 56.4 MB against 63.6 MB
+(benchmarks/engine_working_set.py). On CUDA the NTT buffers live on the
+device, so the host estimate is on the safe side there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from cuzk.backends.base import Backend
+from cuzk.groth16 import prover
+from cuzk.groth16.proof import Proof, proofs_to_bytes
+from cuzk.groth16.qap import Densities, Domain
+from cuzk.groth16.srs import ResidentParameters
+from cuzk.groth16.verifier import PreparedVerifyingKey, prepare, verify, verify_batch
+from cuzk.instrument import Timeline
+
+FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
+_FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
+
+
+def device_backend(name: str, device: int) -> Backend:
+    """The backend that runs kernels on `device` (with the CPU backend every device is the CPU)."""
+    from cuzk.backends import get_backend
+    from cuzk.errors import UsageError
+
+    try:
+        return get_backend(name, device=device)  # type: ignore[call-arg]
+    except TypeError:  # a get_backend without device keys: one backend per name
+        backend = get_backend(name)
+    if device != 0 and backend.name != "cpu":
+        raise UsageError(f"device {device}: this build's {backend.name} backend drives device 0 only")
+    return backend
+
+
+def cpu_backend() -> Backend:
+    from cuzk.backends import get_backend
+
+    return get_backend("cpu")
+
+
+def circuit(name: str) -> Any:
+    """The registry circuit (UnknownCircuitError if there is none); cheap, records nothing."""
+    from cuzk.circuits import get_circuit
+
+    return get_circuit(name)
+
+
+def topology(name: str) -> Any:
+    return circuit(name).topology()
+
+
+@dataclass(frozen=True)
+class WorkingSet:
+    """Bytes one partition holds while in flight, and the part released after `start`."""
+
+    total: int
+    abc: int
+
+
+def working_set(name: str) -> WorkingSet:
+    topo = topology(name)
+    n, cols = topo.num_constraints, topo.num_inputs + topo.num_aux
+    m = Domain.for_constraints(n).m
+    abc = (3 * n + 10 * m) * FR_BYTES
+    rest = 4 * cols * FR_BYTES + _FIXED_BYTES
+    return WorkingSet(total=abc + rest, abc=abc)
+
+
+def srs_bytes(name: str) -> int:
+    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic."""
+    topo = topology(name)
+    m = Domain.for_constraints(topo.num_constraints).m
+    dens = Densities.of(topo)
+    g1 = (m - 1) + topo.num_aux + dens.a_size + dens.b_size + topo.num_inputs
+    return g1 * G1_BYTES + dens.b_size * G2_BYTES
+
+
+@dataclass
+class Resident:
+    """What a GPU worker proves with: the resident parameters and the prepared vk for checking."""
+
+    srs: ResidentParameters
+    pvk: PreparedVerifyingKey
+    circuit: str
+    device: int
+
+
+def load_resident(
+    name: str, backend_name: str, device: int, *, g2_on_cpu: bool, params_dir: str | os.PathLike | None
+) -> Resident:
+    """Parameters for `name` on `device` (generated and cached once when absent), made resident."""
+    from cuzk.groth16.api import load_or_create_parameters
+    from cuzk.groth16.srs import make_resident
+
+    topo = topology(name)
+    backend = device_backend(backend_name, device)
+    directory = Path(params_dir) if params_dir is not None else None
+    _, params = load_or_create_parameters(name, topo, topo.hash, backend, directory=directory)
+    g2 = cpu_backend() if g2_on_cpu else backend
+    srs = make_resident(params, topo, backend, g2_backend=g2)
+    return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
+
+
+def build_assignment(
+    name: str, parts: Sequence[Any], backend: Backend, timeline: Timeline
+) -> prover.Assignment:
+    """One prover Assignment of k witnesses from synthesis hand-overs (inputs, aux, abc or None).
+
+    Nothing returned refers to the hand-over (shared memory the caller closes
+    after this returns): the witness is stacked (a copy), a, b, c go to the
+    device (on the CPU backend, where that is no copy, they are copied).
+    Without a/b/c the sparse products and the satisfaction check run here, on
+    the backend (the prover's `synthesize`).
+    """
+    if all(p.abc is not None for p in parts):
+        abc = [tuple(_owned(backend, v) for v in p.abc) for p in parts]
+        inputs, aux = np.stack([p.inputs for p in parts]), np.stack([p.aux for p in parts])
+        return prover.Assignment(inputs=inputs, aux=aux, abc=abc, timeline=timeline)
+    witnesses = [SimpleNamespace(inputs=p.inputs, aux=p.aux) for p in parts]
+    return prover.synthesize(topology(name), witnesses, backend, timeline=timeline)
+
+
+def _owned(backend: Backend, host: np.ndarray) -> Any:
+    dev = backend.to_device(host)
+    if isinstance(dev, np.ndarray) and np.shares_memory(dev, host):
+        dev = dev.copy()
+    return dev
+
+
+def start(assignment: prover.Assignment, resident: Resident) -> prover.Pending:
+    return prover.start(assignment, resident.srs)
+
+
+def finalize(pending: prover.Pending, resident: Resident, timeline: Timeline) -> list[Proof]:
+    """The G2 MSM and assembly; their spans go to `timeline` (the finalizer's, not the GPU pass's)."""
+    pending.timeline = timeline
+    return prover.finalize(pending, resident.srs)
+
+
+def public_inputs(pending: prover.Pending) -> list[list[int]]:
+    return prover.public_inputs(pending)
+
+
+def bad_proofs(resident: Resident, inputs: Sequence[Sequence[int]], proofs: Sequence[Proof]) -> list[int]:
+    """Indices of the proofs that fail verification: one batched check, one by one only on failure."""
+    if verify_batch(resident.pvk, inputs, proofs):
+        return []
+    return [j for j, p in enumerate(proofs) if not verify(resident.pvk, inputs[j], p)]
+
+
+def proof_bytes(proofs: Sequence[Proof]) -> bytes:
+    return proofs_to_bytes(list(proofs))
+
+
+def prove_one_by_one(name: str, seeds: Sequence[int], resident: Resident) -> list[float]:
+    """The baseline without the pipeline: each instance's witness, proof and check in turn (seconds each)."""
+    import time
+
+    from cuzk.groth16.api import prove
+
+    c, topo = circuit(name), topology(name)
+    times = []
+    for seed in seeds:
+        t0 = time.perf_counter()
+        prove(topo, [c.witness(c.random_instance(seed))], resident.srs)
+        times.append(time.perf_counter() - t0)
+    return times

@@ -1,0 +1,33 @@
+"""`cuzk bench batch` on porep-tiny: the engine run, the one-after-another run, the ratio."""
+
+from __future__ import annotations
+
+import json
+
+from cuzk.cli.main import main
+
+
+def test_bench_batch_runs_both_ways_and_reports(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    argv = ["bench", "batch", "--circuit", "porep-tiny", "--count", "3", "--concurrency", "2",
+            "--backend", "cpu", "--set", "synthesis_workers=1", "--set", "memory_budget=256MiB",
+            "--json", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    for j in range(3):
+        assert f"job   {j} seed {j}: completed in " in text
+    assert "proofs/min; GPU busy " in text and "pipeline gain " in text and "peak RSS " in text
+    res = json.loads(out.read_text())
+    assert [r["status"] for r in res["jobs"]] == ["completed"] * 3
+    assert res["config"]["synthesis_workers"] == 1 and res["config"]["memory_budget"] == 256 << 20
+    assert 0 < res["gpu_busy"] <= 1 and res["pipeline_gain"] > 0 and res["baseline_wall_s"] > 0
+    assert 0 < res["memory_peak"] <= res["memory_budget"]
+
+
+def test_bench_batch_refuses_unknown_settings(capsys):
+    argv = ["bench", "batch", "--circuit", "porep-tiny", "--count", "1", "--set", "max_batch=2"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "unknown engine setting 'max_batch'; valid settings: backend, devices" in err
+    assert main([*argv[:-1], "max_batch_size=two"]) == 2
+    assert "max_batch_size must be an integer, not 'two'" in capsys.readouterr().err
