@@ -90,11 +90,14 @@ TOGGLES: dict[str, Toggle] = {
             choices=("cpu", "device"),
         ),
         Toggle(
-            "synthesis.presize",
-            "bool",
-            True,
-            "the witness program writes into buffers sized once from the topology instead of growing them: "
-            "expected a few percent of synthesis (the reference's A2 pre-sizing; it measured no gain there).",
+            "synthesis.abc_on",
+            "choice",
+            "worker",
+            "where a = A.w, b = B.w, c = C.w are computed: worker (in the synthesis process, on the CPU) or "
+            "device (the worker hands over the witness alone, 4x fewer bytes, and the SpMV runs under the "
+            "device lock: a fraction of a millisecond on the H200, so it pays there; on the CPU backend it "
+            "moves work onto the GPU stage).",
+            choices=("worker", "device"),
         ),
         Toggle("batch.max_size", "int", 1, "same-circuit jobs merged into one prover pass: the reference "
                "measured 1.42-1.46x throughput for 2 sectors per pass, at twice the memory per pass."),

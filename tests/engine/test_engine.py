@@ -227,7 +227,7 @@ def test_request_ids_are_idempotent_and_results_are_pruned(engine):
     with pytest.raises(UnknownJobError):
         engine.get(h.job_id)
     fresh = engine.submit(req(81, request_id="idem"))
-    assert fresh.job_id != h.job_id
+    assert fresh.job_id == "idem" and fresh._job is not h._job  # a new job; the request id is its id
     assert_proofs(fresh.result(WAIT), CIRCUIT, seeded(CIRCUIT, 81))
 
 
@@ -267,15 +267,16 @@ def test_evict_and_preload(engine):
 
 
 def test_a_witness_handed_over_alone_gets_its_products_on_the_device(engine):
-    r = engine.submit(req(97, options={"abc_on_worker": False})).result(WAIT)
+    r = engine.submit(req(97, options={"synthesis.abc_on": "device"})).result(WAIT)
     assert_proofs(r, CIRCUIT, seeded(CIRCUIT, 97))
-    assert not spans(r, "matvec")  # the worker ran the witness program only
+    on_gpu = lambda s: s.attrs.get("worker", "").startswith("cuzk-gpu")  # noqa: E731
+    assert all(on_gpu(s) for s in spans(r, "matvec"))  # the worker ran the witness program only
     (lock,) = spans(r, "device_lock")
-    (spmv,) = [s for s in spans(r, "synthesis") if s.attrs.get("worker", "").startswith("cuzk-gpu")]
+    (spmv,) = [s for s in spans(r, "matvec") if on_gpu(s)]
     assert lock.start <= spmv.start and spmv.end <= lock.end  # the SpMV is device work, under the lock
     bad = get_circuit(CIRCUIT).corrupt(seeded(CIRCUIT, 98)[0])
     r = engine.submit(
-        ProofRequest(circuit=CIRCUIT, instances=[bad], options={"abc_on_worker": False})
+        ProofRequest(circuit=CIRCUIT, instances=[bad], options={"synthesis.abc_on": "device"})
     ).result(WAIT)
     assert r.status is JobStatus.FAILED and r.error.startswith(
         "partition 0 GPU prove failed: UnsatisfiedError"
@@ -283,8 +284,10 @@ def test_a_witness_handed_over_alone_gets_its_products_on_the_device(engine):
 
 
 def test_bad_requests_are_refused_at_submit(engine):
-    with pytest.raises(UsageError, match="unknown request option"):
+    with pytest.raises(UsageError, match="unknown toggle 'turbo'"):
         engine.submit(req(1, options={"turbo": True}))
+    with pytest.raises(UsageError, match="apply to the whole engine"):
+        engine.submit(req(1, options={"batch.max_size": 2}))
     with pytest.raises(UnknownCircuitError):
         engine.submit(ProofRequest(circuit="no-such-circuit"))
     with pytest.raises(UsageError, match="not supported by the engine yet"):
@@ -302,7 +305,7 @@ def test_config_is_validated():
         EngineConfig(backend="tpu")
     with pytest.raises(UsageError):
         EngineConfig(memory_budget="lots")
-    with pytest.raises(UsageError, match="valid settings: backend, devices"):
+    with pytest.raises(UsageError, match="engine settings: backend, devices"):
         EngineConfig().with_settings({"max_batch": "2"})
     with pytest.raises(UsageError, match="max_batch_size must be an integer"):
         EngineConfig().with_settings({"max_batch_size": "two"})

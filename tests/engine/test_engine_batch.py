@@ -88,8 +88,8 @@ def test_batches_go_to_both_devices(engine):
 def test_a_proof_that_fails_verification_fails_its_job_only(engine, monkeypatch):
     real = work.finalize
 
-    def swap_first(pending, resident, timeline):
-        proofs = real(pending, resident, timeline)
+    def swap_first(pending, resident, timeline, windows=None):
+        proofs = real(pending, resident, timeline, windows)
         return [proofs[1], *proofs[1:]] if len(proofs) == 2 else proofs  # job a gets b's proof
 
     monkeypatch.setattr(work, "finalize", swap_first)

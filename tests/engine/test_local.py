@@ -36,9 +36,13 @@ ZKEY = ["msm_c" if s == "msm_l" else s for s in NATIVE]
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A private cache root: the parameters generated here are no other test's."""
     root = tmp_path_factory.mktemp("cache")
+    from cuzk import config
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CUZK_CACHE_DIR", str(root))
+        config.reload()  # settings are read once: read them again with this root
         yield root
+    config.reload()
 
 
 @pytest.fixture(scope="module")

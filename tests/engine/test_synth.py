@@ -36,7 +36,7 @@ from cuzk.engine.synth import (
     default_threads,
 )
 from cuzk.errors import ShuttingDownError, UsageError
-from cuzk.groth16.prover import synthesize
+from cuzk.groth16.prover import evaluate
 
 WAIT = 600.0  # seconds before a hang fails a test (the first task compiles/loads kernels)
 
@@ -112,7 +112,7 @@ def cpu():
 def in_process(name: str, seed: int, cpu):
     c = get_circuit(name)
     w = c.witness(c.random_instance(seed))
-    a, b, c_ = synthesize(c.topology(), [w], cpu).abc[0]
+    a, b, c_ = evaluate(c.topology(), cpu, w.full())
     return w, (a, b, c_)
 
 

@@ -185,4 +185,3 @@ def test_bad_witness_in_a_batch_is_named(cubic_setup):
     _, w, _, srs = cubic_setup
     with pytest.raises(UnsatisfiedError, match=r"witness 1: constraint 1 \(cubic/x_cubed\)"):
         prove(srs, [w, witness([35], [3, 9, 28])])
-

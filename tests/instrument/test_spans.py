@@ -39,7 +39,9 @@ def test_the_stderr_line_is_written_before_the_outer_span_ends() -> None:
     with tl.span("outer"):
         with tl.span("inner"):
             pass
-        assert stream.getvalue().startswith("CUZK_TIMING: span=inner job=j1 partition=- worker=- device=- ms=")
+        assert stream.getvalue().startswith(
+            "CUZK_TIMING: span=inner job=j1 partition=- worker=- device=- ms="
+        )
     assert len(stream.getvalue().splitlines()) == 2
     no_job = io.StringIO()
     with Timeline(sinks=[StderrSink(no_job)]).span("x"):

@@ -30,9 +30,11 @@ memory given back. Every accepted job ends in exactly one terminal status.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import itertools
+import logging
 import os
 import threading
 import time
@@ -64,10 +66,24 @@ from cuzk.errors import (
 )
 from cuzk.instrument import Span, Timeline
 
+log = logging.getLogger("cuzk.engine")
+
 #: Proof families whose jobs may share a batch (the reference batches PoRep and SnapDeals only).
 BATCHABLE_FAMILIES = frozenset({"porep", "snap"})
-#: ProofRequest.options the engine honours per job (each overrides the EngineConfig field of that name).
-REQUEST_OPTIONS = ("abc_on_worker",)
+#: Named toggles (cuzk.toggles) that are EngineConfig fields: toggle -> (field, value as the field holds it).
+TOGGLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "batch.max_size": ("max_batch_size", int),
+    "gpu.workers_per_device": ("gpu_workers_per_device", int),
+    "synthesis.workers": ("synthesis_workers", int),
+    "msm.g2_on": ("g2_on_cpu", lambda v: v == "cpu"),
+    "synthesis.abc_on": ("abc_on_worker", lambda v: v == "worker"),
+    "finalize.split": ("split_finalize", bool),
+    "upload.prestage": ("prestage_uploads", bool),
+}
+#: Toggles a single request may set (ProofRequest.options): they change how its partitions are proved,
+#: not the engine's shape. Jobs with different options never share a batch.
+REQUEST_TOGGLES = ("synthesis.abc_on", "msm.window.h", "msm.window.l", "msm.window.a", "msm.window.b_g1",
+                   "msm.window.b_g2")  # fmt: skip
 
 
 # --- configuration -------------------------------------------------------------------------------
@@ -128,6 +144,11 @@ class EngineConfig:
     min_srs_idle_s: float = 300.0  # an idle SRS entry is evictable after this long
     queue_limit: int = 1000  # jobs accepted and not yet finished
     abc_on_worker: bool = True  # a/b/c computed in the synthesis worker (else on the device)
+    split_finalize: bool = True  # finalize in finalizer threads (else in the GPU worker, after the lock)
+    prestage_uploads: bool = True  # a unit's vectors go to the device before the lock is taken
+    toggles: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # the other named toggles (msm.window.*, staging)
     g2_on_cpu: bool = True  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
     cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
     hooks: EngineHooks | None = field(default=None, compare=False)
@@ -137,7 +158,8 @@ class EngineConfig:
     SETTABLE = (
         "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
         "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
-        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir",
+        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
+        "prestage_uploads",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -159,7 +181,7 @@ class EngineConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
                 raise UsageError(f"{name} must be a non-negative number of seconds, not {v!r}")
-        for name in ("abc_on_worker", "g2_on_cpu"):
+        for name in ("abc_on_worker", "g2_on_cpu", "split_finalize", "prestage_uploads"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be true or false, not {getattr(self, name)!r}")
         if self.memory_budget != "auto":
@@ -174,15 +196,43 @@ class EngineConfig:
         return parse_size(self.memory_budget)
 
     def with_settings(self, settings: Mapping[str, str]) -> EngineConfig:
-        """A copy with `key=value` texts applied (the CLI's --set); unknown keys and bad values refused."""
+        """A copy with `key=value` texts applied (the CLI's --set): named toggles (cuzk.toggles) or
+        EngineConfig fields; unknown keys and bad values are refused with the valid ones."""
+        from cuzk.toggles import TOGGLES
+
+        parsed: dict[str, Any] = {}
         changes: dict[str, Any] = {}
         for key, text in settings.items():
-            if key not in self.SETTABLE:
+            if key in TOGGLES:
+                parsed[key] = TOGGLES[key].parse(text)
+            elif key in self.SETTABLE:
+                changes[key] = _parse_setting(key, text, getattr(self, key))
+            else:
                 raise UsageError(
-                    f"unknown engine setting {key!r}; valid settings: {', '.join(self.SETTABLE)}"
+                    f"unknown setting {key!r}; toggles: {', '.join(TOGGLES)}; "
+                    f"engine settings: {', '.join(self.SETTABLE)}"
                 )
-            changes[key] = _parse_setting(key, text, getattr(self, key))
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, **changes).with_toggles(parsed)
+
+    def with_toggles(self, values: Mapping[str, Any]) -> EngineConfig:
+        """A copy with parsed toggle values applied: engine toggles to their fields, the rest kept."""
+        from cuzk.toggles import resolved
+
+        resolved(values)  # unknown names refused
+        changes: dict[str, Any] = {}
+        rest = dict(self.toggles)
+        for key, value in values.items():
+            if key in TOGGLE_FIELDS:
+                name, convert = TOGGLE_FIELDS[key]
+                changes[name] = convert(value)
+            else:
+                rest[key] = value
+        return dataclasses.replace(self, **changes, toggles=rest)
+
+    @classmethod
+    def from_toggles(cls, values: Mapping[str, Any], **fields: Any) -> EngineConfig:
+        """An EngineConfig with these fields and named toggles (the engine mode of `bench ab`)."""
+        return cls(**fields).with_toggles(values)
 
 
 def _positive_int(name: str, v: Any, *, minimum: int = 1) -> None:
@@ -236,10 +286,12 @@ class Job:
     def __init__(self, request: ProofRequest, seq: int, submitted: float) -> None:
         self.request = request
         self.seq = seq
-        self.job_id = f"job-{seq}-{uuid.uuid4().hex[:8]}"
+        # the request id becomes the job id verbatim, as in the reference (its clients await by it)
+        self.job_id = request.request_id or f"job-{seq}-{uuid.uuid4().hex[:8]}"
         self.request_id = request.request_id
         self.priority: Priority = request.effective_priority
-        self.batch_key = f"{request.key_name}|{request.params_dir or ''}"
+        options = ",".join(f"{k}={v}" for k, v in sorted(request.options.items()))
+        self.batch_key = f"{request.key_name}|{request.params_dir or ''}|{options}"
         self.batchable = request.family in BATCHABLE_FAMILIES
         self.partitions = request.partition_count
         self.status = JobStatus.QUEUED
@@ -252,6 +304,7 @@ class Job:
         self.proofs: dict[int, bytes] = {}
         self.inputs: dict[int, list[int]] = {}
         self.lock = threading.Lock()
+        self.queue_position = 0  # jobs ahead of it in the intake queue when it was accepted
 
     @property
     def finished(self) -> bool:
@@ -265,7 +318,8 @@ class Job:
 
     def task(self, partition: int, compute_abc: bool) -> SynthTask:
         req = self.request
-        compute_abc = bool(req.options.get("abc_on_worker", compute_abc))
+        if "synthesis.abc_on" in req.options:
+            compute_abc = req.options["synthesis.abc_on"] == "worker"
         if req.instances is not None:
             inst = {k: np.asarray(v) for k, v in req.instances[partition].items()}
             return SynthTask(self.job_id, partition, req.circuit or "", None, inst, compute_abc)
@@ -287,6 +341,11 @@ class JobHandle:
 
     def done(self) -> bool:
         return self._job.finished
+
+    @property
+    def queue_position(self) -> int:
+        """Jobs ahead of this one in the intake queue when it was accepted (0: next)."""
+        return self._job.queue_position
 
     def result(self, timeout: float | None = None) -> JobResult:
         """The job's result, waiting up to `timeout` seconds (DeadlineExceededError after that)."""
@@ -320,6 +379,10 @@ class Batch:
         self.seq = seq
         self.priority = max(j.priority for j in jobs)
         self.circuit = jobs[0].request.circuit or ""
+        from cuzk.toggles import windows
+
+        # the batch's jobs share their options (they are part of the batch key)
+        self.windows = windows({**engine.config.toggles, **jobs[0].request.options})
         self.ws = work.working_set(self.circuit)
         self._left = max(j.partitions for j in jobs)
         self._lock = threading.Lock()
@@ -350,6 +413,7 @@ class Unit:
     circuit = property(lambda self: self.batch.circuit)
     device = property(lambda self: self.batch.device)
     resident = property(lambda self: self.batch.lease.value)
+    windows = property(lambda self: self.batch.windows)
     k = property(lambda self: len(self.members))
 
     def check_dead(self) -> None:
@@ -475,6 +539,9 @@ class Engine:
         self._units = 0
         self._closed = False
         self.counters = {"submitted": 0, "completed": 0, "failed": 0, "cancelled": 0}
+        self._by_family: dict[str, dict[str, int]] = {}  # status -> family -> jobs
+        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)  # for the status page
+        self._listeners: list[Callable[[JobResult, ProofRequest], None]] = []
         self._started = time.perf_counter()
         # started on first use: an engine that never proves spawns no process
         self._pool: SynthPool | None = None
@@ -483,10 +550,16 @@ class Engine:
         self.gpu_queues: dict[int, WorkQueue[Unit]] = {d: WorkQueue() for d in cfg.devices}
         self.finalize_queue: WorkQueue[Unit] = WorkQueue()
         self.locks = {d: DeviceLock(d) for d in cfg.devices}
+        for d in cfg.devices:  # backend-level toggles (staging.pinned) that were set explicitly
+            work.device_backend(cfg.backend, d).apply_toggles(cfg.toggles)
+        # finalize.split off: the GPU worker finalizes its unit itself once the lock is released
+        inline = Finalizer(index=0, queue=self.finalize_queue, deliver=self._deliver, fail=self._fail_unit,
+                           hooks=self.hooks)  # fmt: skip
+        handoff = self._to_finalize if cfg.split_finalize else inline.finalize_unit
         self.gpu_workers = [
             GpuWorker(
                 device=d, index=i, backend_name=cfg.backend, lock=self.locks[d], queue=self.gpu_queues[d],
-                handoff=self._to_finalize, fail=self._fail_unit, hooks=self.hooks,
+                handoff=handoff, fail=self._fail_unit, hooks=self.hooks, prestage=cfg.prestage_uploads,
             )
             for d in cfg.devices
             for i in range(cfg.gpu_workers_per_device)
@@ -510,10 +583,11 @@ class Engine:
             raise UsageError(
                 "zkey requests are not supported by the engine yet; prove them with `cuzk groth16 prove`"
             )
-        unknown = sorted(set(request.options) - set(REQUEST_OPTIONS))
+        unknown = sorted(set(request.options) - set(REQUEST_TOGGLES))
         if unknown:
             raise UsageError(
-                f"unknown request option(s) {', '.join(unknown)}; the engine takes {', '.join(REQUEST_OPTIONS)}"
+                f"request option(s) {', '.join(unknown)} apply to the whole engine (set them in its "
+                f"EngineConfig); a request may set {', '.join(REQUEST_TOGGLES)}"
             )
         work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
         with self._lock:
@@ -533,7 +607,7 @@ class Engine:
             self._active += 1
             self.counters["submitted"] += 1
         try:
-            self.scheduler.push(job)
+            job.queue_position = self.scheduler.push(job)
         except ShuttingDownError:
             self._finish(job, JobStatus.CANCELLED, "the engine shut down before the job was queued")
             raise
@@ -575,9 +649,14 @@ class Engine:
                     kind = by_kind.setdefault(j.request.family, {"queued": 0, "running": 0})
                     kind[j.status.value] += 1
             counters = dict(self.counters)
+            in_flight = [self._progress(j) for j in self._jobs.values() if not j.finished]
+            families = {j.job_id: j.request.family for j in self._jobs.values()}
+            recent = list(self._recent)
+            by_family = {k: dict(v) for k, v in self._by_family.items()}
         now = time.perf_counter()
         busy = {d: busy_seconds(lk.snapshot(), self._started, now) for d, lk in self.locks.items()}
         wall = max(now - self._started, 1e-9)
+        worker_states = [w.status() for w in self.gpu_workers]
         return {
             "srs": [dataclasses.asdict(e) for e in self.srs.status()],
             "queues": {
@@ -591,7 +670,12 @@ class Engine:
                 "busy": self._pool.busy() if self._pool is not None else 0,
                 "pids": self._pool.worker_pids() if self._pool is not None else [],
             },
-            "gpu_workers": [w.status() for w in self.gpu_workers],
+            "gpu_workers": [{**w, "family": families.get(w["job"] or "", "")} for w in worker_states],
+            "devices": {d: self._device_info(d) for d in self.config.devices},
+            "jobs_in_flight": in_flight,
+            "recent_jobs": recent,
+            "completed_by_family": by_family.get("completed", {}),
+            "failed_by_family": by_family.get("failed", {}),
             "memory": self.budget.snapshot(),
             "jobs": jobs,
             "jobs_by_kind": by_kind,  # in flight, per proof family: queued / running
@@ -602,6 +686,49 @@ class Engine:
                 "seconds": busy,
             },
         }
+
+    def _device_info(self, device: int) -> dict[str, Any]:
+        """The device's name and memory as its backend reports them (0 where unknown)."""
+        try:
+            be = work.device_backend(self.config.backend, device)
+            desc, mem = be.describe(), be.memory_info()
+        except Exception as exc:  # a status query must answer even when a device is unwell
+            return {"name": f"device {device} ({type(exc).__name__})", "total_bytes": 0, "free_bytes": 0}
+        return {
+            "name": str(desc.get("device") or desc.get("label") or f"device {device}"),
+            "total_bytes": int(mem.get("total") or 0),
+            "free_bytes": int(mem.get("free") or 0),
+            "resident_bytes": int(mem.get("resident") or 0),
+        }
+
+    def _progress(self, job: Job) -> dict[str, Any]:
+        """A job in flight, partition by partition (for the status page): caller holds the lock."""
+        states = ["pending"] * job.partitions
+        for unit in list(job.units):
+            if unit.partition >= job.partitions:
+                continue
+            member = next((m for m in unit.members if m.job is job), None)
+            if unit.pending is not None:
+                states[unit.partition] = "gpu"
+            elif member is not None and member.result is not None:
+                states[unit.partition] = "synth_done"
+            elif unit.reservation is not None:
+                states[unit.partition] = "synthesizing"
+        for p in job.proofs:
+            states[p] = "done"
+        return {
+            "job_id": job.job_id,
+            "family": job.request.family,
+            "circuit": job.request.key_name,
+            "status": job.status.value,
+            "started_secs_ago": time.perf_counter() - job.submitted,
+            "partitions": [{"index": i, "state": st} for i, st in enumerate(states)],
+        }
+
+    def add_listener(self, fn: Callable[[JobResult, ProofRequest], None]) -> None:
+        """Call `fn(result, request)` once per job as it reaches its terminal status (metrics, journals)."""
+        with self._lock:
+            self._listeners.append(fn)
 
     def gpu_busy(self, since: float, until: float | None = None) -> float:
         """Fraction of [since, until] (perf_counter) in which some device held its lock."""
@@ -672,7 +799,18 @@ class Engine:
             job.finished_at = self.config.clock()
             self._active -= 1
             self.counters[status.value] += 1
+            family = self._by_family.setdefault(status.value, {})
+            family[job.request.family] = family.get(job.request.family, 0) + 1
+            spans = [r for r in job.timeline.records() if r["depth"] == 0]
+            self._recent.append({"job_id": job.job_id, "status": status.value, "spans": spans})
+            listeners = list(self._listeners)
             self._idle.notify_all()
+        assert job.result is not None
+        for fn in listeners:
+            try:
+                fn(job.result, job.request)
+            except Exception:  # a listener's bug must not change the job's outcome
+                log.exception("job listener %r failed for %s", fn, job.job_id)
         if status is not JobStatus.COMPLETED:
             if self._pool is not None:
                 self._pool.cancel(job.job_id)

@@ -45,6 +45,13 @@ class Finalizer(threading.Thread):
             except Exception as exc:  # result routing that raised: the unit fails, the finalizer stays
                 self.fail(unit, f"partition {unit.partition} finalize failed: {type(exc).__name__}: {exc}")
 
+    def finalize_unit(self, unit: Unit) -> None:
+        """Finalize `unit` in the calling thread (finalize.split off: the GPU worker does it)."""
+        try:
+            self._finalize(unit)
+        except Exception as exc:
+            self.fail(unit, f"partition {unit.partition} finalize failed: {type(exc).__name__}: {exc}")
+
     def _finalize(self, unit: Unit) -> None:
         attrs = {"worker": self.name, "device": unit.device, "partition": unit.partition, "k": unit.k,
                  "unit": unit.label}  # fmt: skip
@@ -53,7 +60,7 @@ class Finalizer(threading.Thread):
             for m in unit.members:
                 self.hooks.call("before_finalize", m.job.job_id, unit.partition)
             with tl.span("finalize", **attrs):
-                proofs = work.finalize(unit.pending, unit.resident, tl)
+                proofs = work.finalize(unit.pending, unit.resident, tl, unit.windows)
                 inputs = work.public_inputs(unit.pending)
                 with tl.span("verify", proofs=len(proofs)):
                     bad = work.bad_proofs(unit.resident, inputs, proofs)

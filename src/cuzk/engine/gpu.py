@@ -108,8 +108,10 @@ class GpuWorker(threading.Thread):
         handoff: Callable[[Unit], None],
         fail: Callable[[Unit, str], None],
         hooks: Any,
+        prestage: bool = True,
     ) -> None:
         super().__init__(name=f"cuzk-gpu-{device}.{index}", daemon=True)
+        self.prestage = prestage  # upload.prestage: build the device vectors before taking the lock
         self.device = device
         self.backend_name = backend_name
         self.lock = lock
@@ -152,18 +154,19 @@ class GpuWorker(threading.Thread):
             attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
                      "unit": unit.label}  # fmt: skip
             backend = work.device_backend(self.backend_name, self.device)
-            on_device = any(r.abc is None for r in unit.results())  # the SpMV runs on the device
+            # inside the lock: the SpMV on the device (witness-only hand-over), or uploads not pre-staged
+            on_device = not self.prestage or any(r.abc is None for r in unit.results())
             if not on_device:
                 with tl.span("gpu_prepare", **attrs):
-                    assignment = work.build_assignment(unit.circuit, unit.results(), backend, tl)
+                    assignment = work.build_assignment(unit.resident, unit.results(), backend, tl)
                 unit.close_results()
             self._set("waiting", unit.members[0].job.job_id, unit.partition)
             with self.lock.hold(tl, **attrs):
                 self._set("proving", unit.members[0].job.job_id, unit.partition)
                 if on_device:
-                    assignment = work.build_assignment(unit.circuit, unit.results(), backend, tl)
+                    assignment = work.build_assignment(unit.resident, unit.results(), backend, tl)
                     unit.close_results()
-                unit.pending = work.start(assignment, unit.resident)
+                unit.pending = work.start(assignment, unit.resident, unit.windows)
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
             unit.close_results()
             self.fail(unit, f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}")

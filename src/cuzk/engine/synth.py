@@ -7,7 +7,7 @@ on-disk cache, and keeps them for later tasks. Per task (one partition of one
 job) it makes the instance of a seed (span `instance`), runs the witness
 program (span `witness`) and, when the task asks,
 a = A.w, b = B.w, c = C.w with the satisfaction check on the CPU backend
-(span `matvec`, through `groth16.prover.synthesize`, the prover's own check).
+(span `matvec`, through `groth16.prover.evaluate`, the prover's own check).
 
 Hand-off: the worker writes the arrays into one POSIX shared-memory block per
 result (`multiprocessing.shared_memory`, name chosen by the parent) and sends
@@ -246,10 +246,10 @@ class _Worker:
                 wit = circuit.witness(inst)
             arrays = {"inputs": wit.inputs, "aux": wit.aux}
             if task.compute_abc:
-                from cuzk.groth16.prover import synthesize
+                from cuzk.groth16.prover import evaluate
 
-                with tl.span("matvec"):
-                    a, b, c = synthesize(circuit.topology(), [wit], self.backend).abc[0]
+                with tl.span("matvec"):  # the prover's own products and satisfaction check
+                    a, b, c = evaluate(circuit.topology(), self.backend, wit.full())
                 arrays.update(a=a, b=b, c=c)
             with tl.span("handoff"):
                 layout, nbytes = _write_block(shm_name, arrays)

@@ -24,10 +24,9 @@ device, so the host estimate is on the safe side there.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -128,7 +127,7 @@ def load_resident(
 
 
 def build_assignment(
-    name: str, parts: Sequence[Any], backend: Backend, timeline: Timeline
+    resident: Resident, parts: Sequence[Any], backend: Backend, timeline: Timeline
 ) -> prover.Assignment:
     """One prover Assignment of k witnesses from synthesis hand-overs (inputs, aux, abc or None).
 
@@ -136,14 +135,14 @@ def build_assignment(
     after this returns): the witness is stacked (a copy), a, b, c go to the
     device (on the CPU backend, where that is no copy, they are copied).
     Without a/b/c the sparse products and the satisfaction check run here, on
-    the backend (the prover's `synthesize`).
+    the backend (the prover's `synthesize`, a `matvec` span).
     """
     if all(p.abc is not None for p in parts):
         abc = [tuple(_owned(backend, v) for v in p.abc) for p in parts]
-        inputs, aux = np.stack([p.inputs for p in parts]), np.stack([p.aux for p in parts])
-        return prover.Assignment(inputs=inputs, aux=aux, abc=abc, timeline=timeline)
-    witnesses = [SimpleNamespace(inputs=p.inputs, aux=p.aux) for p in parts]
-    return prover.synthesize(topology(name), witnesses, backend, timeline=timeline)
+        witness = np.stack([np.concatenate([p.inputs, p.aux]) for p in parts])
+        return prover.Assignment(witness=witness, abc=abc, timeline=timeline)
+    witnesses = [np.concatenate([p.inputs, p.aux]) for p in parts]
+    return prover.synthesize(resident.srs, witnesses, backend, timeline=timeline)
 
 
 def _owned(backend: Backend, host: np.ndarray) -> Any:
@@ -153,14 +152,18 @@ def _owned(backend: Backend, host: np.ndarray) -> Any:
     return dev
 
 
-def start(assignment: prover.Assignment, resident: Resident) -> prover.Pending:
-    return prover.start(assignment, resident.srs)
+def start(
+    assignment: prover.Assignment, resident: Resident, windows: Mapping[str, int] | None = None
+) -> prover.Pending:
+    return prover.start(assignment, resident.srs, windows=windows)
 
 
-def finalize(pending: prover.Pending, resident: Resident, timeline: Timeline) -> list[Proof]:
+def finalize(
+    pending: prover.Pending, resident: Resident, timeline: Timeline, windows: Mapping[str, int] | None = None
+) -> list[Proof]:
     """The G2 MSM and assembly; their spans go to `timeline` (the finalizer's, not the GPU pass's)."""
     pending.timeline = timeline
-    return prover.finalize(pending, resident.srs)
+    return prover.finalize(pending, resident.srs, windows=windows)
 
 
 def public_inputs(pending: prover.Pending) -> list[list[int]]:
@@ -182,12 +185,10 @@ def prove_one_by_one(name: str, seeds: Sequence[int], resident: Resident) -> lis
     """The baseline without the pipeline: each instance's witness, proof and check in turn (seconds each)."""
     import time
 
-    from cuzk.groth16.api import prove
-
-    c, topo = circuit(name), topology(name)
+    c = circuit(name)
     times = []
     for seed in seeds:
         t0 = time.perf_counter()
-        prove(topo, [c.witness(c.random_instance(seed))], resident.srs)
+        prover.prove(resident.srs, [c.witness(c.random_instance(seed))])
         times.append(time.perf_counter() - t0)
     return times

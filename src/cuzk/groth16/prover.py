@@ -138,7 +138,12 @@ def _witness_vector(key: ProvingKey, source: WitnessSource, j: int) -> np.ndarra
     return w
 
 
-def _evaluate(key: ProvingKey, be: Backend, w: np.ndarray, who: str) -> tuple[Any, Any, Any]:
+def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, Any, Any]:
+    """a = A.w, b = B.w, c = C.w for one witness [inputs | aux]; UnsatisfiedError names the first bad row.
+
+    `key` needs only the matrices (A, B, C or None) and `constraint_name`: a proving key, or a
+    recorded topology (the engine's synthesis workers, which hold no parameters).
+    """
     full = be.to_device(w)
     a, b = be.spmv(key.A, full), be.spmv(key.B, full)
     if key.C is None:
@@ -170,7 +175,7 @@ def synthesize(
         with tl.span("witness"):
             ws = np.stack([_witness_vector(key, src, j) for j, src in enumerate(witnesses)])
         with tl.span("matvec"):
-            abc = [_evaluate(key, be, w, f"witness {j}: " if k > 1 else "") for j, w in enumerate(ws)]
+            abc = [evaluate(key, be, w, f"witness {j}: " if k > 1 else "") for j, w in enumerate(ws)]
     return Assignment(witness=ws, abc=abc, timeline=tl)
 
 

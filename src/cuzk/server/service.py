@@ -171,9 +171,7 @@ def _timings(result: Any) -> dict[str, int]:
     totals = result.timeline.totals()
     out = {field: round(totals.get(span, 0.0) * 1e3) for field, span in _TIMING_SPANS.items()}
     spans = result.timeline.spans
-    out["total_ms"] = (
-        round((max(s.end for s in spans) - min(s.start for s in spans)) * 1e3) if spans else 0
-    )
+    out["total_ms"] = round((max(s.end for s in spans) - min(s.start for s in spans)) * 1e3) if spans else 0
     return out
 
 
