@@ -56,6 +56,7 @@ class Daemon:
             err = self.proc.stderr.read() if self.proc.stderr else ""
             raise AssertionError(f"daemon did not start: {line!r} {err[-3000:]}")
         self.address = line.rsplit("listening on ", 1)[1].split(";")[0].strip()
+        self.signalled = False
 
     def target(self) -> str:
         return (
@@ -65,9 +66,14 @@ class Daemon:
     def stub(self) -> pb_grpc.ProvingEngineStub:
         return pb_grpc.ProvingEngineStub(grpc.insecure_channel(self.target()))
 
-    def stop(self) -> tuple[int, str]:
-        if self.proc.poll() is None:
+    def terminate(self) -> None:
+        """SIGTERM, once: the daemon drains and exits by itself."""
+        if not self.signalled and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+            self.signalled = True
+
+    def stop(self) -> tuple[int, str]:
+        self.terminate()
         _out, err = self.proc.communicate(timeout=300)
         return self.proc.returncode, err
 
@@ -235,7 +241,7 @@ def test_sigterm_gives_every_job_a_terminal_status(tmp_path: Path, cache: Path) 
     started.wait()
     status = stub.GetStatus(pb.GetStatusRequest())  # a round trip after the Prove calls went out
     assert status.uptime_seconds >= 0
-    d.proc.send_signal(signal.SIGTERM)
+    d.terminate()
     for t in threads:
         t.join(timeout=300)
     code, err = d.stop()

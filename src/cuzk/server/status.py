@@ -40,7 +40,7 @@ def status_json(engine: Any, *, started: float) -> dict[str, Any]:
             "state": "idle" if w["state"] == "idle" else "proving",
             "current_job": w.get("job"),
             "current_partition": w.get("partition"),
-            "busy_secs": w.get("busy_secs"),
+            "busy_secs": None,
         }
         for i, w in enumerate(st["gpu_workers"])
     ]
@@ -56,7 +56,7 @@ def status_json(engine: Any, *, started: float) -> dict[str, Any]:
         }
         for e in st["srs"]
     ]
-    by_kind = st.get("queues_by_kind", {})
+    by_kind = st.get("jobs_by_kind", {})
     return {
         "uptime_secs": now - started,
         "memory": {
@@ -88,7 +88,7 @@ def status_json(engine: Any, *, started: float) -> dict[str, Any]:
             "pending_handles": int(st["jobs"].get("queued", 0) + st["jobs"].get("running", 0)),
         },
         "queues": [
-            {"proof_kind": display_kind(k), "pending": q["pending"], "in_progress": q["in_progress"]}
+            {"proof_kind": display_kind(k), "pending": q["queued"], "in_progress": q["running"]}
             for k, q in sorted(by_kind.items())
         ],
         "gpu_busy": st.get("gpu_busy", {}).get("per_device", {}),
