@@ -31,7 +31,7 @@ def measure(name: str, seed: int) -> tuple[int, int]:
     tl = Timeline()
     tracemalloc.start()
     try:
-        assignment = work.build_assignment(name, [part], backend, tl)
+        assignment = work.build_assignment(resident, [part], tl)
         del part, abc
         work.finalize(work.start(assignment, resident), resident, tl)
         return handover, tracemalloc.get_traced_memory()[1]

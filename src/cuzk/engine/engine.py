@@ -289,6 +289,8 @@ class Job:
         # the request id becomes the job id verbatim, as in the reference (its clients await by it)
         self.job_id = request.request_id or f"job-{seq}-{uuid.uuid4().hex[:8]}"
         self.request_id = request.request_id
+        #: what names the proving key: the registry circuit, or work.zkey_name(path) for a zkey
+        self.key = request.circuit if request.circuit else work.zkey_name(request.zkey)  # type: ignore[arg-type]
         self.priority: Priority = request.effective_priority
         options = ",".join(f"{k}={v}" for k, v in sorted(request.options.items()))
         self.batch_key = f"{request.key_name}|{request.params_dir or ''}|{options}"
@@ -378,7 +380,7 @@ class Batch:
         self.lease = lease
         self.seq = seq
         self.priority = max(j.priority for j in jobs)
-        self.circuit = jobs[0].request.circuit or ""
+        self.circuit = jobs[0].key
         from cuzk.toggles import windows
 
         # the batch's jobs share their options (they are part of the batch key)
@@ -579,17 +581,16 @@ class Engine:
         """Accept a job (or return the one with the same request id: in flight, or its kept result)."""
         if not isinstance(request, ProofRequest):
             raise UsageError(f"submit takes a ProofRequest, not {type(request).__name__}")
-        if request.zkey is not None:
-            raise UsageError(
-                "zkey requests are not supported by the engine yet; prove them with `cuzk groth16 prove`"
-            )
         unknown = sorted(set(request.options) - set(REQUEST_TOGGLES))
         if unknown:
             raise UsageError(
                 f"request option(s) {', '.join(unknown)} apply to the whole engine (set them in its "
                 f"EngineConfig); a request may set {', '.join(REQUEST_TOGGLES)}"
             )
-        work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
+        if request.zkey is not None:
+            work.zkey(work.zkey_name(request.zkey))  # an unreadable or malformed key fails now
+        else:
+            work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
         with self._lock:
             if self._closed:
                 raise ShuttingDownError("the engine is shutting down and accepts no new jobs")
@@ -849,7 +850,7 @@ class Engine:
         turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
         device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
         req = jobs[0].request
-        circuit = req.circuit or ""
+        circuit = jobs[0].key
         key = self._srs_key(circuit, device, req.params_dir)
         ws = work.working_set(circuit)
         need = ws.total * len(jobs) + work.srs_bytes(circuit)
@@ -913,6 +914,12 @@ class Engine:
             return
         except EngineError as exc:  # BudgetExceededError, DeadlineExceededError
             self._fail_unit(unit, f"partition {unit.partition}: {type(exc).__name__}: {exc}")
+            return
+        if work.is_zkey(unit.circuit):  # a circom witness needs no synthesis process: the GPU stage loads it
+            for m in list(unit.members):
+                hand = _WitnessHandOver(m.job.request.witnesses[unit.partition])  # type: ignore[index]
+                if unit.resolve(m, hand):  # type: ignore[arg-type]
+                    self._to_gpu(unit)
             return
         for m in list(unit.members):
             self._slots.acquire()
@@ -999,6 +1006,17 @@ class Engine:
                 self._finish(job, JobStatus.COMPLETED)
             else:
                 self._fail(job, error)
+
+
+@dataclass
+class _WitnessHandOver:
+    """A zkey partition's hand-over: its circom witness (a .wtns path or an (nVars, 4) array)."""
+
+    source: Any
+    abc: None = None
+
+    def close(self) -> None:
+        pass
 
 
 def _synth_spans(out: SynthResult | SynthFailure, partition: int) -> list[Span]:

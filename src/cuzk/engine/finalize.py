@@ -61,7 +61,7 @@ class Finalizer(threading.Thread):
                 self.hooks.call("before_finalize", m.job.job_id, unit.partition)
             with tl.span("finalize", **attrs):
                 proofs = work.finalize(unit.pending, unit.resident, tl, unit.windows)
-                inputs = work.public_inputs(unit.pending)
+                inputs = work.public_inputs(unit.pending, unit.resident)
                 with tl.span("verify", proofs=len(proofs)):
                     bad = work.bad_proofs(unit.resident, inputs, proofs)
         except Exception as exc:

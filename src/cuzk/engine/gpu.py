@@ -153,18 +153,17 @@ class GpuWorker(threading.Thread):
                 return
             attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
                      "unit": unit.label}  # fmt: skip
-            backend = work.device_backend(self.backend_name, self.device)
             # inside the lock: the SpMV on the device (witness-only hand-over), or uploads not pre-staged
             on_device = not self.prestage or any(r.abc is None for r in unit.results())
             if not on_device:
                 with tl.span("gpu_prepare", **attrs):
-                    assignment = work.build_assignment(unit.resident, unit.results(), backend, tl)
+                    assignment = work.build_assignment(unit.resident, unit.results(), tl)
                 unit.close_results()
             self._set("waiting", unit.members[0].job.job_id, unit.partition)
             with self.lock.hold(tl, **attrs):
                 self._set("proving", unit.members[0].job.job_id, unit.partition)
                 if on_device:
-                    assignment = work.build_assignment(unit.resident, unit.results(), backend, tl)
+                    assignment = work.build_assignment(unit.resident, unit.results(), tl)
                     unit.close_results()
                 unit.pending = work.start(assignment, unit.resident, unit.windows)
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on

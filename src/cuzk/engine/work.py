@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,12 @@ from cuzk.backends.base import Backend
 from cuzk.groth16 import prover
 from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.groth16.qap import Densities, Domain
-from cuzk.groth16.srs import ResidentParameters
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare, verify, verify_batch
 from cuzk.instrument import Timeline
 
 FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
+#: Engine key names of snarkjs keys: the prefix, then the absolute path (registry names never have it).
+ZKEY_PREFIX = "zkey:"
 _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
 
 
@@ -74,6 +76,32 @@ def topology(name: str) -> Any:
     return circuit(name).topology()
 
 
+def zkey_name(path: str | os.PathLike) -> str:
+    return ZKEY_PREFIX + os.path.abspath(os.fspath(path))
+
+
+def is_zkey(name: str) -> bool:
+    return name.startswith(ZKEY_PREFIX)
+
+
+@cache
+def _zkey(name: str, mtime_ns: int) -> Any:
+    from cuzk.interop.zkey import read_zkey
+
+    return read_zkey(name[len(ZKEY_PREFIX) :])
+
+
+def zkey(name: str) -> Any:
+    """The mapped snarkjs key (read once per file version; FormatError if it is not one)."""
+    from cuzk.errors import UsageError
+
+    try:
+        mtime = os.stat(name[len(ZKEY_PREFIX) :]).st_mtime_ns
+    except OSError as exc:
+        raise UsageError(f"{name[len(ZKEY_PREFIX) :]}: cannot read the zkey: {exc.strerror or exc}") from exc
+    return _zkey(name, mtime)
+
+
 @dataclass(frozen=True)
 class WorkingSet:
     """Bytes one partition holds while in flight, and the part released after `start`."""
@@ -83,6 +111,10 @@ class WorkingSet:
 
 
 def working_set(name: str) -> WorkingSet:
+    if is_zkey(name):  # the same accounting on snarkjs's domain (n = domainSize) and its signals
+        zk = zkey(name)
+        abc = 13 * zk.domain_size * FR_BYTES
+        return WorkingSet(total=abc + 4 * zk.n_vars * FR_BYTES + _FIXED_BYTES, abc=abc)
     topo = topology(name)
     n, cols = topo.num_constraints, topo.num_inputs + topo.num_aux
     m = Domain.for_constraints(n).m
@@ -92,7 +124,11 @@ def working_set(name: str) -> WorkingSet:
 
 
 def srs_bytes(name: str) -> int:
-    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic."""
+    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic (zkey: its sections)."""
+    if is_zkey(name):
+        zk = zkey(name)
+        g1 = zk.a.shape[0] + zk.b1.shape[0] + zk.c.shape[0] + zk.h.shape[0] + zk.ic.shape[0]
+        return g1 * G1_BYTES + zk.b2.shape[0] * G2_BYTES + zk.coeffs.nbytes * 2
     topo = topology(name)
     m = Domain.for_constraints(topo.num_constraints).m
     dens = Densities.of(topo)
@@ -102,9 +138,9 @@ def srs_bytes(name: str) -> int:
 
 @dataclass
 class Resident:
-    """What a GPU worker proves with: the resident parameters and the prepared vk for checking."""
+    """What a GPU worker proves with: the resident parameters (or zkey proving key) and the prepared vk."""
 
-    srs: ResidentParameters
+    srs: Any  # a ProvingKey: ResidentParameters, or interop.prover.ZkeyProvingKey for a zkey
     pvk: PreparedVerifyingKey
     circuit: str
     device: int
@@ -117,8 +153,13 @@ def load_resident(
     from cuzk.groth16.api import load_or_create_parameters
     from cuzk.groth16.srs import make_resident
 
-    topo = topology(name)
     backend = device_backend(backend_name, device)
+    if is_zkey(name):
+        from cuzk.interop.prover import load_proving_key
+
+        pk = load_proving_key(zkey(name), backend, g2_backend=cpu_backend() if g2_on_cpu else backend)
+        return Resident(srs=pk, pvk=pk.pvk, circuit=name, device=device)
+    topo = topology(name)
     directory = Path(params_dir) if params_dir is not None else None
     _, params = load_or_create_parameters(name, topo, topo.hash, backend, directory=directory)
     g2 = cpu_backend() if g2_on_cpu else backend
@@ -126,17 +167,19 @@ def load_resident(
     return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
 
 
-def build_assignment(
-    resident: Resident, parts: Sequence[Any], backend: Backend, timeline: Timeline
-) -> prover.Assignment:
+def build_assignment(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Any:
     """One prover Assignment of k witnesses from synthesis hand-overs (inputs, aux, abc or None).
 
     Nothing returned refers to the hand-over (shared memory the caller closes
     after this returns): the witness is stacked (a copy), a, b, c go to the
     device (on the CPU backend, where that is no copy, they are copied).
     Without a/b/c the sparse products and the satisfaction check run here, on
-    the backend (the prover's `synthesize`, a `matvec` span).
+    the backend (the prover's `synthesize`). A zkey hand-over is a circom
+    witness (`source`: a .wtns path or an array), loaded and multiplied here.
     """
+    backend = resident.srs.backend
+    if is_zkey(resident.circuit):
+        return prover.synthesize(resident.srs, [p.source for p in parts], timeline=timeline)
     if all(p.abc is not None for p in parts):
         abc = [tuple(_owned(backend, v) for v in p.abc) for p in parts]
         witness = np.stack([np.concatenate([p.inputs, p.aux]) for p in parts])
@@ -155,6 +198,7 @@ def _owned(backend: Backend, host: np.ndarray) -> Any:
 def start(
     assignment: prover.Assignment, resident: Resident, windows: Mapping[str, int] | None = None
 ) -> prover.Pending:
+    """The kernel region: one prover for both key kinds (cuzk.groth16.prover)."""
     return prover.start(assignment, resident.srs, windows=windows)
 
 
@@ -166,7 +210,8 @@ def finalize(
     return prover.finalize(pending, resident.srs, windows=windows)
 
 
-def public_inputs(pending: prover.Pending) -> list[list[int]]:
+def public_inputs(pending: prover.Pending, resident: Resident) -> list[list[int]]:
+    """Per proof: the public inputs without ONE (for a zkey: snarkjs's public signals, in order)."""
     return prover.public_inputs(pending)
 
 
