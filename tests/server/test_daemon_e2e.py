@@ -224,32 +224,38 @@ def test_status_preload_evict_metrics(daemon: Daemon) -> None:
         assert f"# TYPE {name}" in text
 
 
+def _waiting(stub: pb_grpc.ProvingEngineStub) -> int:
+    text = stub.GetMetrics(pb.GetMetricsRequest()).prometheus_text
+    return int(next(ln for ln in text.splitlines() if ln.startswith("cuzk_rpc_waiting ")).split()[1])
+
+
 def test_sigterm_gives_every_job_a_terminal_status(tmp_path: Path, cache: Path) -> None:
     d = Daemon(tmp_path, cache=cache, grace="1s")  # in-flight work past one second is cancelled
     stub = d.stub()
-    results: list[pb.AwaitProofResponse] = []
-    started = threading.Barrier(4)
+    ids = [
+        stub.SubmitProof(
+            pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB, instance_seed=s)
+        ).job_id
+        for s in range(3)
+    ]  # accepted: each must reach a terminal status
+    results: dict[str, pb.AwaitProofResponse] = {}
 
-    def prove(seed: int) -> None:
-        started.wait()
-        req = pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB, instance_seed=seed)
-        results.append(stub.Prove(pb.ProveRequest(submit=req)).result)
+    def wait(job_id: str) -> None:
+        results[job_id] = stub.AwaitProof(pb.AwaitProofRequest(job_id=job_id))
 
-    threads = [threading.Thread(target=prove, args=(s,)) for s in range(3)]
+    threads = [threading.Thread(target=wait, args=(j,)) for j in ids]
     for t in threads:
         t.start()
-    started.wait()
-    status = stub.GetStatus(pb.GetStatusRequest())  # a round trip after the Prove calls went out
-    assert status.uptime_seconds >= 0
+    while _waiting(stub) < 3:  # synchronize on the daemon's own count of blocked awaits, not on time
+        pass
     d.terminate()
     for t in threads:
         t.join(timeout=300)
     code, err = d.stop()
     assert code == 0, err[-3000:]
-    assert len(results) == 3
-    assert all(
-        r.status in (pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.CANCELLED) for r in results
-    )
+    assert sorted(results) == sorted(ids)
+    ends = {r.status for r in results.values()}
+    assert ends <= {pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.CANCELLED}, ends
     assert not d.sock.exists()
 
 

@@ -204,7 +204,10 @@ def run(cfg: DaemonConfig) -> int:
         stop.wait()
     finally:
         daemon.stop()
-        for sig in (signal.SIGTERM, signal.SIGINT):  # drained: a repeated signal must not turn exit 0 into a kill
+        for sig in (
+            signal.SIGTERM,
+            signal.SIGINT,
+        ):  # drained: a repeated signal must not turn exit 0 into a kill
             signal.signal(sig, signal.SIG_IGN)
     print("cuzk daemon stopped", flush=True)
     return 0

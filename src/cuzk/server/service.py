@@ -197,6 +197,8 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         self.metrics = metrics
         self.started = time.monotonic()
         self.draining = threading.Event()
+        self._waiting = 0  # AwaitProof / Prove calls blocked on a job right now (a metric; tests sync on it)
+        self._waiting_lock = threading.Lock()
 
     # --- helpers ---
     def _abort(self, context: grpc.ServicerContext, exc: BaseException) -> Any:
@@ -212,6 +214,17 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             return self._abort(context, exc)
 
     def _await(
+        self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
+    ) -> pb.AwaitProofResponse:
+        with self._waiting_lock:
+            self._waiting += 1
+        try:
+            return self._await_inner(handle, timeout_s, context)
+        finally:
+            with self._waiting_lock:
+                self._waiting -= 1
+
+    def _await_inner(
         self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
     ) -> pb.AwaitProofResponse:
         remaining = context.time_remaining()
@@ -274,6 +287,12 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         self, request: pb.GetMetricsRequest, context: grpc.ServicerContext
     ) -> pb.GetMetricsResponse:
         text = self.metrics.text() if self.metrics is not None else ""
+        with self._waiting_lock:
+            waiting = self._waiting
+        text += (
+            "# HELP cuzk_rpc_waiting Prove and AwaitProof calls waiting for their job now\n"
+            f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {waiting}\n"
+        )
         return pb.GetMetricsResponse(prometheus_text=text)
 
     def PreloadSRS(
