@@ -17,37 +17,41 @@ import json
 import resource
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
-from cuzk.cli.output import add_backend_option
+from cuzk.cli.output import (
+    add_backend_option,
+    add_timeline_option,
+    check_output_paths,
+    nonnegative_int,
+    output_file,
+    positive_int,
+    write_timeline,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="N jobs through the pipelined engine vs one after another")
     p.add_argument("--circuit", required=True, help="a registered circuit (see `cuzk circuits`)")
-    p.add_argument("--count", type=_positive, required=True, help="jobs to prove")
-    p.add_argument("--concurrency", type=_positive, help="jobs in flight at once (default: all)")
-    p.add_argument("--partitions", type=_positive, default=1, help="partitions per job (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="job j proves seeds seed + j * partitions ...")
+    p.add_argument("--count", type=positive_int, required=True, help="jobs to prove")
+    p.add_argument("--concurrency", type=positive_int, help="jobs in flight at once (default: all)")
+    p.add_argument("--partitions", type=positive_int, default=1, help="partitions per job (default 1)")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=0, help="job j proves seeds seed + j * partitions ..."
+    )
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="an engine setting (EngineConfig field), e.g. max_batch_size=2; repeatable",
+        help="a named toggle (cuzk.toggles, e.g. batch.max_size=2) or an EngineConfig field "
+        "(e.g. memory_budget=8GiB); repeatable",
     )
     p.add_argument("--no-baseline", action="store_true", help="skip the one-after-another run")
-    p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument("--json", type=output_file, help="also write the figures here")
+    add_timeline_option(p)
     add_backend_option(p)
     p.set_defaults(func=cmd_batch)
-
-
-def _positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
 
 
 def engine_config(backend: str | None, settings: list[str]) -> Any:
@@ -107,6 +111,7 @@ def run_batch(
                 raise EngineError(f"a warm-up job failed: {r.error}")
         out["warmup_s"] = time.perf_counter() - t
         rows: list[dict[str, Any]] = []
+        timelines = []
         handles: list[tuple[int, Any, float]] = []
         t0 = time.perf_counter()
         with Progress(TextColumn("engine"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -121,6 +126,7 @@ def run_batch(
                 j, h, submitted = handles.pop(0)
                 r = h.result()
                 done = time.perf_counter()
+                timelines.append(r.timeline)
                 devices = sorted({s.attrs.get("device") for s in r.timeline.spans if s.name == "device_lock"})
                 row = {
                     "job": j, "seed": seeds[j], "status": r.status.value, "error": r.error,
@@ -147,6 +153,7 @@ def run_batch(
     steady = (done_at[-1] - done_at[0]) / (count - 1) if count > 1 else wall
     waits = [r["queue_wait_s"] for r in rows]
     out.update(
+        timelines=timelines,
         jobs=rows,
         wall_s=wall,
         steady_s_per_job=steady,
@@ -173,6 +180,7 @@ def run_batch(
 def cmd_batch(args: argparse.Namespace) -> int:
     from cuzk.cli.output import console, progress_printer
 
+    check_output_paths(args.json, args.timeline)
     config = engine_config(args.backend, args.set)
     say = progress_printer()
     say(f"engine on {config.backend}: {args.count} job(s) of {args.circuit} x{args.partitions} partition(s)")
@@ -185,6 +193,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         seed=args.seed,
         baseline=not args.no_baseline,
     )
+    write_timeline(args.timeline, res.pop("timelines"))
     con = console()
     con.print(
         f"engine: {res['count']} job(s) in {res['wall_s']:.3f} s; steady state {res['steady_s_per_job']:.3f} s "
