@@ -201,9 +201,9 @@ def targets() -> list[Target]:
         return found
 
     def public_decode(data: bytes) -> Any:
-        from cuzk.cli.prove import _parse_public
+        from cuzk.interop.export import read_native_public
 
-        return _parse_public(SCRATCH.file("public.json", data), 1)
+        return read_native_public(SCRATCH.file("public.json", data), 1)
 
     def zkey_decode(data: bytes) -> Any:
         zk = read_zkey(SCRATCH.file("x.zkey", data))

@@ -181,3 +181,9 @@ def _install(env: Mapping[str, str]) -> Config:
     global _current
     _current = Config.from_env(env)
     return _current
+
+
+def set_for_children(name: str, value: str) -> None:
+    """Set an environment variable for this process and the processes it starts (a worker's numba
+    thread count, its cache root); the one place besides `from_env` that touches the environment."""
+    os.environ[name] = value

@@ -53,7 +53,7 @@ def _debug_from_env() -> bool:
     from cuzk.errors import CuzkError
 
     try:
-        return config.get().debug.traceback
+        return config.reload().debug.traceback  # the environment as the command starts
     except CuzkError:  # a bad setting elsewhere is reported by the command that needs it
         return False
 

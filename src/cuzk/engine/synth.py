@@ -175,10 +175,13 @@ def default_threads(workers: int, cores: int | None = None) -> int:
 def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, preload: Sequence[str]) -> None:
     """A worker's life: set up threads and cache, say ready, then serve tasks until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    from cuzk import config
+
     if "numba" not in sys.modules:
-        os.environ["NUMBA_NUM_THREADS"] = str(threads)
+        config.set_for_children("NUMBA_NUM_THREADS", str(threads))
     if cache_dir is not None:
-        os.environ["CUZK_CACHE_DIR"] = cache_dir
+        config.set_for_children("CUZK_CACHE_DIR", cache_dir)
+        config.reload()
     t0 = time.perf_counter()
     import numba
 
