@@ -53,20 +53,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         c.add_argument("--out", type=output_file, help="prove: write the proof bytes here")
         c.add_argument("--public-out", type=output_file, help="prove: write the public inputs (JSON) here")
     c = cmds.add_parser("await", help="wait for a job: AwaitProof")
-    c.add_argument("job_id")
+    c.add_argument("job_id", help="the job id SubmitProof returned (the request id, when one was given)")
     c.add_argument(
         "--wait", type=seconds, default=0.0, help="give up after this many seconds (TIMEOUT; 0: no limit)"
     )
     c.add_argument("--out", type=output_file, help="write the proof bytes here")
     c.add_argument("--public-out", type=output_file, help="write the public inputs (JSON) here")
     c = cmds.add_parser("cancel", help="cancel a job: CancelProof")
-    c.add_argument("job_id")
+    c.add_argument("job_id", help="the job id SubmitProof returned (the request id, when one was given)")
     cmds.add_parser("status", help="engine status: GetStatus")
     for name in ("preload", "evict"):
         c = cmds.add_parser(
             name, help=f"{name} a circuit's parameters: {'PreloadSRS' if name == 'preload' else 'EvictSRS'}"
         )
-        c.add_argument("circuit_id")
+        c.add_argument("circuit_id", help="a circuit name (see `cuzk circuits`) or a configured zkey id")
     cmds.add_parser("metrics", help="Prometheus text: GetMetrics")
     p.set_defaults(func=cmd_client)
 
