@@ -19,6 +19,7 @@ pytest.importorskip("mypy")
 
 ROOT = Path(__file__).resolve().parents[1]
 PENDING = {
+    "src/cuzk/engine/local.py",  # Topology vs the settable ConstraintMatrices protocol (qap.py)
     "src/cuzk/algebra/_intrinsics.py",
     "src/cuzk/algebra/_jit_fields.py",
     "src/cuzk/algebra/curves.py",
@@ -28,7 +29,6 @@ PENDING = {
     "src/cuzk/backends/cuda/_runtime.py",
     "src/cuzk/backends/cuda/backend.py",
     "src/cuzk/backends/cuda/ntt.py",
-    "src/cuzk/cli/bench_single.py",
     "src/cuzk/cli/prove.py",
     "src/cuzk/cli/selftest.py",
     "src/cuzk/gadgets/bits.py",
@@ -37,13 +37,11 @@ PENDING = {
     "src/cuzk/gadgets/poseidon.py",
     "src/cuzk/gadgets/sha256.py",
     "src/cuzk/groth16/params_io.py",
-    "src/cuzk/groth16/prover.py",
     "src/cuzk/interop/binfile.py",
     "src/cuzk/interop/r1cs.py",
     "src/cuzk/interop/snarkjs_json.py",
     "src/cuzk/interop/zkey.py",
     "src/cuzk/r1cs/system.py",
-    "src/cuzk/server/daemon.py",  # imports cuzk.engine.Engine, which lands with the engine
 }
 
 

@@ -51,7 +51,7 @@ def device_backend(name: str, device: int) -> Backend:
     from cuzk.errors import UsageError
 
     try:
-        return get_backend(name, device=device)  # type: ignore[call-arg]
+        return get_backend(name, device=device)
     except TypeError:  # a get_backend without device keys: one backend per name
         backend = get_backend(name)
     if device != 0 and backend.name != "cpu":
