@@ -112,6 +112,8 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         text = Path(path).read_text()
     except OSError as exc:
         raise FormatError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{path} is not a JSON-lines timeline (not UTF-8 text: {exc.reason})") from exc
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue

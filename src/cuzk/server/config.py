@@ -302,6 +302,10 @@ def load_config(path: str | os.PathLike[str] | None, *, listen: str | None = Non
             raw = Path(path).read_bytes()
         except OSError as exc:
             raise UsageError(f"cannot read the config {path}: {exc.strerror or exc}") from exc
+        if not raw.strip():
+            raise UsageError(
+                f"{path} is empty: give the settings to change, or leave out --config for the defaults"
+            )
         try:
             data = tomllib.loads(raw.decode())
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
