@@ -100,15 +100,12 @@ def run_batch(
         t = time.perf_counter()
         engine.preload(circuit)
         out["srs_load_s"] = time.perf_counter() - t
-        t = time.perf_counter()  # one warm-up job per synthesis worker, at once: each loads its kernels
-        warm = [
-            engine.submit(ProofRequest(circuit=circuit, seed=10**6 + j * partitions, partitions=partitions))
-            for j in range(config.synthesis_workers)
-        ]
-        for w in warm:
-            r = w.result()
-            if r.status is not JobStatus.COMPLETED:
-                raise EngineError(f"a warm-up job failed: {r.error}")
+        t = time.perf_counter()  # one warm-up partition per synthesis worker, at once: each loads its kernels
+        r = engine.submit(
+            ProofRequest(circuit=circuit, seed=10**6, partitions=config.synthesis_workers)
+        ).result()
+        if r.status is not JobStatus.COMPLETED:
+            raise EngineError(f"the warm-up job failed: {r.error}")
         out["warmup_s"] = time.perf_counter() - t
         rows: list[dict[str, Any]] = []
         timelines = []
@@ -157,6 +154,7 @@ def run_batch(
         jobs=rows,
         wall_s=wall,
         steady_s_per_job=steady,
+        wall_s_per_job=wall / count,
         proofs_per_minute=60.0 * count * partitions / wall,
         queue_wait_median_s=statistics.median(waits),
         queue_wait_max_s=max(waits),
@@ -196,8 +194,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     write_timeline(args.timeline, res.pop("timelines"))
     con = console()
     con.print(
-        f"engine: {res['count']} job(s) in {res['wall_s']:.3f} s; steady state {res['steady_s_per_job']:.3f} s "
-        f"per job; {res['proofs_per_minute']:.1f} proofs/min; GPU busy {100 * res['gpu_busy']:.1f}%; "
+        f"engine: {res['count']} job(s) in {res['wall_s']:.3f} s ({res['wall_s_per_job']:.3f} s per job); steady "
+        f"state {res['steady_s_per_job']:.3f} s per job (between first and last completion); {res['proofs_per_minute']:.1f} proofs/min; GPU busy {100 * res['gpu_busy']:.1f}%; "
         f"queue wait median {res['queue_wait_median_s']:.3f} s, max {res['queue_wait_max_s']:.3f} s",
         soft_wrap=True,
     )
