@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=8)
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--synthesis-workers", type=int, default=4)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="toggles, as bench batch")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
 
@@ -42,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
         print("kernel profiling is off: set CUZK_PROFILE_KERNELS=1", file=sys.stderr)
         return 2
     cp = rt.cp
-    cfg = EngineConfig(backend="cuda", synthesis_workers=args.synthesis_workers)
+    settings = dict(item.split("=", 1) for item in args.set)
+    cfg = EngineConfig(backend="cuda", synthesis_workers=args.synthesis_workers).with_settings(settings)
     with Engine(cfg) as engine:
         engine.preload(args.circuit)
         warm = engine.submit(ProofRequest(circuit=args.circuit, seed=10**6, partitions=args.partitions))
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                 acc[1] += cover
     report = {
         "circuit": args.circuit,
+        "settings": settings,
         "jobs": args.count,
         "partitions": args.partitions,
         "window_s": t1 - t0,

@@ -185,3 +185,29 @@ def test_bad_witness_in_a_batch_is_named(cubic_setup):
     _, w, _, srs = cubic_setup
     with pytest.raises(UnsatisfiedError, match=r"witness 1: constraint 1 \(cubic/x_cubed\)"):
         prove(srs, [w, witness([35], [3, 9, 28])])
+
+
+def _off_curve(p: np.ndarray) -> np.ndarray:
+    q = p.copy()
+    q[..., 1, 0] ^= 1  # y changed by one bit: (x, y) is no longer on the curve
+    return q
+
+
+def test_a_computed_proof_off_the_curve_is_invalid_not_an_exception(random_setup, monkeypatch):
+    # What a faulty upload did on the H200: a proof point off the curve. Decoding refuses such
+    # points; one just computed must count as an invalid proof (False), and the prover refuses it.
+    _, w, _, srs = random_setup
+    res = prove(srs, [w, w])
+    good, x = res.proofs[0], res.public_inputs[0]
+    for bad in (Proof(a=_off_curve(good.a), b=good.b, c=good.c), Proof(a=good.a, b=_off_curve(good.b), c=good.c),
+                Proof(a=good.a, b=good.b, c=_off_curve(good.c))):  # fmt: skip
+        assert not verify(srs.vk, x, bad)
+        assert not verify_batch(srs.vk, res.public_inputs, [res.proofs[1], bad][::-1])
+    real_finalize = prover_mod.finalize
+
+    def faulty(pending, srs_, **kw):
+        return [Proof(a=_off_curve(p.a), b=p.b, c=p.c) for p in real_finalize(pending, srs_, **kw)]
+
+    monkeypatch.setattr(prover_mod, "finalize", faulty)
+    with pytest.raises(ProofError, match="failed verification"):
+        prove(srs, [w])

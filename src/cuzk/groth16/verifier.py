@@ -64,9 +64,21 @@ def msm_g1(points: list[ark.G1Point], scalars: np.ndarray) -> ark.G1Point:
     return ark.G1Point.multiexp_unchecked(points, to_arkworks_scalars(scalars))
 
 
+def _on_curve(proofs: Sequence[Proof]) -> bool:
+    """Whether every point of the proofs is on its curve. A decoded proof always is (decoding
+    checks); one just computed may not be (a faulty device or upload), and is then invalid,
+    where arkworks' conversion would raise ValueError."""
+    return bool(
+        G1.is_on_curve(np.concatenate([p.a for p in proofs] + [p.c for p in proofs])).all()
+        and G2.is_on_curve(np.concatenate([p.b for p in proofs])).all()
+    )
+
+
 def verify(vk: VerifyingKey | PreparedVerifyingKey, public_inputs: Sequence[int], proof: Proof) -> bool:
     pvk = vk if isinstance(vk, PreparedVerifyingKey) else prepare(vk)
     vx = msm_g1(pvk.ic, _input_scalars(pvk.vk, public_inputs))
+    if not _on_curve([proof]):
+        return False
     a, c = to_arkworks_g1(np.concatenate([proof.a, proof.c]))
     (b,) = to_arkworks_g2(proof.b)
     return bool(
@@ -87,9 +99,11 @@ def verify_batch(
     if not proofs:
         return True
     pvk = vk if isinstance(vk, PreparedVerifyingKey) else prepare(vk)
+    inputs = np.stack([_input_scalars(pvk.vk, x) for x in public_inputs])  # (k, l+1, 4)
+    if not _on_curve(proofs):
+        return False
     k = len(proofs)
     z = FR.from_ints([secrets.randbits(_CHALLENGE_BITS) | 1 for _ in range(k)])
-    inputs = np.stack([_input_scalars(pvk.vk, x) for x in public_inputs])  # (k, l+1, 4)
     # sum_j z_j vk_x_j = sum_i (sum_j z_j x_ji) ic_i
     combined = FR.zeros(inputs.shape[1])
     for j in range(k):

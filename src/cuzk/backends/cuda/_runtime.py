@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -155,6 +156,13 @@ class CupyRuntime(Runtime):
         self.pinned_staging = pinned_staging
         self._chunk_bytes = staging_chunk_bytes
         self._pinned: list[Any] = []
+        # The two page-locked slots outlive one upload, and GPU workers share them: the event of a
+        # slot's last copy and the slot to use next are the runtime's, under one lock. (Kept per
+        # upload, a new upload refilled a slot whose previous copy was still in flight: wrong
+        # proofs on the H200, 2026-12-03.)
+        self._slot_events: list[Any] = [None, None]
+        self._next_slot = 0
+        self._slot_lock = threading.Lock()
         self.pin_seconds = 0.0
         self.compile_seconds: dict[str, float] = {}
         # A handle only (no CUDA call): guard enters it around all work, including the rest of
@@ -312,22 +320,21 @@ class CupyRuntime(Runtime):
         if out is None:
             out = cp.empty(host.shape, dtype=host.dtype)
         row_bytes = host.strides[0] if host.ndim else host.itemsize
-        events: list[Any] = [None, None]
-        slot = 0
         for lo, hi in bounds:
             if self.pinned_staging:
                 # stage through two page-locked buffers, sub-chunked to their size
                 rows_per = max(1, self._chunk_bytes // row_bytes)
-                slots = self._pinned_slots()
                 for a in range(lo, hi, rows_per):
                     b = min(hi, a + rows_per)
-                    if events[slot] is not None:
-                        events[slot].synchronize()
-                    staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
-                    self._parallel_copy(staged, host[a:b])
-                    out[a:b].set(staged, stream=self.upload_stream)
-                    events[slot] = self.upload_stream.record()
-                    slot ^= 1
+                    with self._slot_lock:
+                        slots, slot = self._pinned_slots(), self._next_slot
+                        if self._slot_events[slot] is not None:
+                            self._slot_events[slot].synchronize()  # its previous copy has left the slot
+                        staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
+                        self._parallel_copy(staged, host[a:b])
+                        out[a:b].set(staged, stream=self.upload_stream)
+                        self._slot_events[slot] = self.upload_stream.record()
+                        self._next_slot = slot ^ 1
             else:
                 out[lo:hi].set(host[lo:hi], stream=self.upload_stream)
             self.compute.wait_event(self.upload_stream.record())

@@ -1,0 +1,100 @@
+"""Page-locked staging (staging.pinned) against a fake device whose copies lag behind the host.
+
+On the H200 a bench ab with staging.pinned=true returned a proof with a point off the curve: the
+two pinned slots outlive one upload, but the events that say a slot's copy has finished were kept
+per upload, so the next upload refilled a slot still being read. Here the device copies run only
+when an event recorded after them is waited for, the worst a real DMA engine may do, so reusing a
+slot too early corrupts the result deterministically.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from cuzk.backends.cuda._runtime import CupyRuntime
+
+
+class LaggingStream:
+    def __init__(self) -> None:
+        self.queue: list[Callable[[], None]] = []
+        self.done = 0
+
+    def record(self) -> SimpleNamespace:
+        upto = len(self.queue)
+        return SimpleNamespace(synchronize=lambda: self.run(upto))
+
+    def run(self, upto: int | None = None) -> None:
+        upto = len(self.queue) if upto is None else upto
+        while self.done < upto:
+            self.queue[self.done]()
+            self.done += 1
+
+    def wait_event(self, event: Any) -> None:  # the compute stream: ordering only
+        pass
+
+
+class DeviceArray:
+    def __init__(self, arr: np.ndarray) -> None:
+        self.arr = arr
+
+    def __getitem__(self, index: Any) -> DeviceArray:
+        return DeviceArray(self.arr[index])
+
+    def set(self, host: np.ndarray, stream: LaggingStream) -> None:
+        dst = self.arr
+        stream.queue.append(lambda: np.copyto(dst, host))  # reads the pinned slot when it runs
+
+
+def _runtime(chunk_bytes: int) -> CupyRuntime:
+    cp = SimpleNamespace(
+        empty=lambda shape, dtype: DeviceArray(np.zeros(shape, dtype)),
+        cuda=SimpleNamespace(alloc_pinned_memory=lambda n: bytearray(n)),
+    )
+    rt = object.__new__(CupyRuntime)  # no CUDA: only the staging state the uploads use
+    rt.cp, rt.pinned_staging, rt._chunk_bytes = cp, True, chunk_bytes
+    rt._pinned, rt.pin_seconds, rt._copy_pool = [], 0.0, None
+    rt._slot_events, rt._next_slot, rt._slot_lock = [None, None], 0, threading.Lock()
+    rt.upload_stream, rt.compute = LaggingStream(), LaggingStream()
+    return rt
+
+
+def _upload(rt: CupyRuntime, host: np.ndarray) -> DeviceArray:
+    chunks = list(rt.upload_chunks(host, [(0, host.shape[0])]))
+    return chunks[-1][0]
+
+
+def test_back_to_back_uploads_never_refill_a_slot_in_flight() -> None:
+    rt = _runtime(chunk_bytes=4 * 32)  # 4 rows of 4 uint64 per chunk
+    rng = np.random.default_rng(1)
+    hosts = [rng.integers(0, 2**63, size=(11, 4), dtype=np.uint64) for _ in range(3)]  # 3 chunks each
+    outs = [_upload(rt, h) for h in hosts]
+    rt.upload_stream.run()
+    for h, out in zip(hosts, outs, strict=True):
+        assert np.array_equal(out.arr, h)
+
+
+def test_uploads_from_two_threads_share_the_slots_safely() -> None:
+    rt = _runtime(chunk_bytes=2 * 32)
+    rng = np.random.default_rng(2)
+    hosts = [rng.integers(0, 2**63, size=(9, 4), dtype=np.uint64) for _ in range(8)]
+    outs: dict[int, DeviceArray] = {}
+    barrier = threading.Barrier(2)
+
+    def worker(indices: range) -> None:
+        barrier.wait()
+        for i in indices:
+            outs[i] = _upload(rt, hosts[i])
+
+    threads = [threading.Thread(target=worker, args=(range(k, 8, 2),)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rt.upload_stream.run()
+    for i, h in enumerate(hosts):
+        assert np.array_equal(outs[i].arr, h)
