@@ -18,10 +18,10 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
+from engine_helpers import Hold
 
 from cuzk.backends import get_backend
 from cuzk.circuits import get_circuit
@@ -69,28 +69,6 @@ class Outcomes:
     def count(self, job: str, partition: int) -> int:
         with self.lock:
             return len(self.got.get((job, partition), []))
-
-
-class Hold:
-    """A task's hold hook: two FIFOs; `pid()` waits until the worker is inside the task."""
-
-    def __init__(self, folder: Path) -> None:
-        folder.mkdir()
-        self.folder = str(folder)
-        os.mkfifo(folder / "started")
-        os.mkfifo(folder / "release")
-
-    def pid(self) -> int:
-        box: list[str] = []
-        t = threading.Thread(target=lambda: box.append(Path(self.folder, "started").read_text()), daemon=True)
-        t.start()
-        t.join(WAIT)
-        assert box, "the held task never started"
-        return int(box[0])
-
-    def release(self) -> None:
-        with open(Path(self.folder, "release"), "w"):
-            pass
 
 
 def blocks(pool_pid: int | None = None) -> list[str]:
