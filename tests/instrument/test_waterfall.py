@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 from cuzk.cli.main import main
 from cuzk.errors import FormatError
 from cuzk.instrument.waterfall import build, colour, merged_length, read_jsonl, render
+from tools.headless import chromium, open_page
 
 
 def _span(name, start, end, *, job="", depth=0, **attrs):
@@ -92,12 +91,28 @@ def test_png_decodes_with_the_phase_colours(tmp_path: Path) -> None:
 
 
 class _Collect(HTMLParser):
+    """Start tags with their attributes, and the text of each <text> element with its class."""
+
     def __init__(self) -> None:
         super().__init__()
         self.tags: list[tuple[str, dict]] = []
+        self.texts: list[tuple[str, str]] = []
+        self._in_text: str | None = None
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
+        if tag == "text":
+            self._in_text = dict(attrs).get("class") or ""
+            self.texts.append((self._in_text, ""))
+
+    def handle_data(self, data):
+        if self._in_text is not None:
+            cls, text = self.texts[-1]
+            self.texts[-1] = (cls, text + data)
+
+    def handle_endtag(self, tag):
+        if tag == "text":
+            self._in_text = None
 
 
 def test_html_is_one_self_contained_file(tmp_path: Path) -> None:
@@ -113,20 +128,38 @@ def test_html_is_one_self_contained_file(tmp_path: Path) -> None:
     assert "device 0 (55% busy)" in text
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")), reason="no chromium")
-def test_html_opens_in_headless_chromium(tmp_path: Path) -> None:
+@pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
+def test_html_opens_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cuzk timeline render -o out.html` as a browser sees it: no errors, no requests, lanes and labels."""
+    tl = tmp_path / "run.jsonl"
+    tl.write_text("".join(json.dumps(s) + "\n" for s in two_job_pipeline()))
     out = tmp_path / "w.html"
-    render(two_job_pipeline(), out)
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    proc = subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", out.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    assert main(["timeline", "render", str(tl), "-o", str(out)]) == 0
+    capsys.readouterr()
+    page = open_page(out.as_uri(), budget_ms=1000)
+    assert page.console == [] and page.requests == []  # no script error; one self-contained file
+    dom = _Collect()
+    dom.feed(page.dom)
+    texts = dom.texts
+    assert [t for c, t in texts if c == "lane"] == ["device 0 (55% busy)", "worker 0", "worker 1"]
+    assert {t for c, t in texts if c == "label"} == {"a/p0", "b/p0"}  # job and partition labels
+    rects = [a for t, a in dom.tags if t == "rect" and a.get("class") == "bar"]
+    assert len(rects) == len(two_job_pipeline())
+    assert sum("stroke" in a for a in rects) == 4  # the critical path: four bars outlined
+
+
+@pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
+def test_the_headless_check_sees_errors_and_requests(tmp_path: Path) -> None:
+    """The control of the check above: a page with an uncaught error and a remote image is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        '<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/x.png"><p id="p">before</p><script>'
+        'document.getElementById("p").textContent = "after"; no_such_function();</script></body></html>'
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert 'data-phase="msm_h"' in proc.stdout
-    assert "Uncaught" not in proc.stderr
+    page = open_page(bad.as_uri(), budget_ms=500)
+    assert '<p id="p">after</p>' in page.dom
+    assert any("Uncaught ReferenceError" in m for m in page.console), page.console
+    assert page.requests == ["http://127.0.0.1:9/x.png"]
 
 
 def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
