@@ -15,7 +15,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 
 #: "...:INFO:CONSOLE:12] "message", source: URL (12)" -- Chromium's console lines with --v=0
@@ -84,3 +85,57 @@ def _page_requests(netlog: Path) -> list[str]:
         if event["type"] == start and "url" in params and params.get("initiator") != "not an origin":
             urls.append(params["url"])
     return urls
+
+
+@dataclass
+class Element:
+    tag: str
+    attrs: dict[str, str]
+    within: tuple[str, ...]  # the ids of the enclosing elements, outermost first (its own included)
+    text: str = ""  # all the text inside it
+    children: list[Element] = field(default_factory=list, repr=False)
+
+
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
+class _Tree(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.all: list[Element] = []
+        self._open: list[Element] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        outer = self._open[-1].within if self._open else ()
+        e = Element(tag, a, (*outer, a["id"]) if "id" in a else outer)
+        if self._open:
+            self._open[-1].children.append(e)
+        self.all.append(e)
+        if tag not in _VOID:
+            self._open.append(e)
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i].tag == tag:
+                del self._open[i:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        for e in self._open:
+            e.text += data
+
+
+def elements(
+    html: str, *, within: str | None = None, tag: str | None = None, cls: str | None = None
+) -> list[Element]:
+    """The elements of `html` in document order, filtered by an enclosing id, a tag name and a class."""
+    tree = _Tree()
+    tree.feed(html)
+    return [
+        e
+        for e in tree.all
+        if (within is None or within in e.within)
+        and (tag is None or e.tag == tag)
+        and (cls is None or cls in e.attrs.get("class", "").split())
+    ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 from cuzk.cli.main import main
 from cuzk.errors import FormatError
 from cuzk.instrument.waterfall import build, colour, merged_length, read_jsonl, render
-from tools.headless import chromium, open_page
+from tools.headless import chromium, elements, open_page
 
 
 def _span(name, start, end, *, job="", depth=0, **attrs):
@@ -90,40 +89,13 @@ def test_png_decodes_with_the_phase_colours(tmp_path: Path) -> None:
     assert _hex(colour("verify")) not in present  # a phase that is not in the timeline is not drawn
 
 
-class _Collect(HTMLParser):
-    """Start tags with their attributes, and the text of each <text> element with its class."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict]] = []
-        self.texts: list[tuple[str, str]] = []
-        self._in_text: str | None = None
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-        if tag == "text":
-            self._in_text = dict(attrs).get("class") or ""
-            self.texts.append((self._in_text, ""))
-
-    def handle_data(self, data):
-        if self._in_text is not None:
-            cls, text = self.texts[-1]
-            self.texts[-1] = (cls, text + data)
-
-    def handle_endtag(self, tag):
-        if tag == "text":
-            self._in_text = None
-
-
 def test_html_is_one_self_contained_file(tmp_path: Path) -> None:
     out = tmp_path / "w.html"
     render(two_job_pipeline(), out)
     text = out.read_text()
-    parser = _Collect()
-    parser.feed(text)
-    refs = [a for t, a in parser.tags for k in ("src", "href") if k in a]
+    refs = [e.attrs for e in elements(text) if "src" in e.attrs or "href" in e.attrs]
     assert refs == []  # no scripts, styles or images fetched from anywhere
-    phases = {a.get("data-phase") for t, a in parser.tags if t == "rect"}
+    phases = {e.attrs.get("data-phase") for e in elements(text, tag="rect")}
     assert {"synthesis", "msm_h", "epilogue", "lock_wait"} <= phases
     assert "device 0 (55% busy)" in text
 
@@ -138,14 +110,13 @@ def test_html_opens_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureF
     capsys.readouterr()
     page = open_page(out.as_uri(), budget_ms=1000)
     assert page.console == [] and page.requests == []  # no script error; one self-contained file
-    dom = _Collect()
-    dom.feed(page.dom)
-    texts = dom.texts
-    assert [t for c, t in texts if c == "lane"] == ["device 0 (55% busy)", "worker 0", "worker 1"]
-    assert {t for c, t in texts if c == "label"} == {"a/p0", "b/p0"}  # job and partition labels
-    rects = [a for t, a in dom.tags if t == "rect" and a.get("class") == "bar"]
+    lanes = [e.text for e in elements(page.dom, within="waterfall", cls="lane")]
+    assert lanes == ["device 0 (55% busy)", "worker 0", "worker 1"]
+    labels = {e.text for e in elements(page.dom, within="waterfall", cls="label")}
+    assert labels == {"a/p0", "b/p0"}  # job and partition labels
+    rects = elements(page.dom, within="waterfall", tag="rect", cls="bar")
     assert len(rects) == len(two_job_pipeline())
-    assert sum("stroke" in a for a in rects) == 4  # the critical path: four bars outlined
+    assert sum("stroke" in e.attrs for e in rects) == 4  # the critical path: four bars outlined
 
 
 @pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
