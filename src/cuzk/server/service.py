@@ -350,8 +350,6 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
             size_bytes=int(entry["size_bytes"]),
             ref_count=int(entry["ref_count"]),
         )
-    for kind, q in sorted(st.get("queues_by_kind", {}).items()):
-        msg.queues.add(
-            proof_kind=display_kind(kind), pending=int(q["pending"]), in_progress=int(q["in_progress"])
-        )
+    for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
+        msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
     return msg
