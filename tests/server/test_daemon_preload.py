@@ -1,6 +1,6 @@
 """Restart and preload, end to end: `srs.preload`, PreloadSRS, EvictSRS and srs_load_ms, then a SIGTERM
 and a new daemon on the same socket path and parameter cache (a stale socket left there is removed;
-a live daemon's socket is refused). A real `cuzk daemon` subprocess, CPU backend; every proof is verified.
+a live daemon's socket is refused and left in place). A real `cuzk daemon` subprocess, CPU backend; every proof is verified.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from test_daemon_e2e import LONG_JOB, Daemon, _verify
 
 from cuzk import config
+from cuzk.cli.main import main
 from cuzk.server.v1 import proving_pb2 as pb
 
 pytestmark = pytest.mark.slow
@@ -37,7 +38,7 @@ def _prove(stub, seed: int) -> pb.AwaitProofResponse:
     return r
 
 
-def test_preload_evict_reload_and_restart(tmp_path: Path) -> None:
+def test_preload_evict_reload_and_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "cache"
     os.environ["CUZK_CACHE_DIR"] = str(cache)  # _verify reads the daemon's parameters
     config.reload()
@@ -57,6 +58,8 @@ def test_preload_evict_reload_and_restart(tmp_path: Path) -> None:
             pass
         st = stub.GetStatus(pb.GetStatusRequest())
         assert [(q.proof_kind, q.pending, q.in_progress) for q in st.queues] == [("porep-c2", 0, 1)]
+        assert [(g.ordinal, g.workers) for g in st.gpus] == [(0, 2)]  # once, with its two workers
+        assert st.memory_budget_bytes == 4 << 30 and 0 < st.memory_reserved_bytes <= st.memory_peak_bytes
         assert [s.ref_count for s in st.loaded_srs if s.circuit_id == "porep-tiny"] == [1]  # held by it
         stub.CancelProof(pb.CancelProofRequest(job_id=long))
         assert stub.AwaitProof(pb.AwaitProofRequest(job_id=long)).status == pb.AwaitProofResponse.CANCELLED
@@ -94,7 +97,13 @@ def test_preload_evict_reload_and_restart(tmp_path: Path) -> None:
             env={**os.environ, "CUZK_CACHE_DIR": str(cache)},
         )
         assert live.returncode == 2 and "another daemon is listening" in live.stderr, live.stderr[-2000:]
+        assert d.sock.exists()  # the refused daemon left the live one's socket alone
         assert stub.GetStatus(pb.GetStatusRequest()).total_proofs_completed == 1
+        capsys.readouterr()
+        assert main(["client", "--addr", d2.address, "status"]) == 0  # the same, for a person
+        text = capsys.readouterr().out
+        assert "proofs completed 1, failed 0; memory " in text and " MiB reserved of 4096 MiB" in text
+        assert "0 of 2 workers busy" in text and "srs porep-tiny: HOT" in text
     finally:
         code, err = d2.stop()
     assert code == 0, err[-3000:]
