@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,27 @@ def test_preload_evict_reload_and_restart(tmp_path: Path, capsys: pytest.Capture
         code, err = d2.stop()
     assert code == 0, err[-3000:]
     assert "removed stale socket" in err
+
+
+def test_a_draining_daemon_answers_unavailable(tmp_path: Path) -> None:
+    """After SIGTERM, while in-flight work drains, a new job is refused with UNAVAILABLE (and says why)."""
+    import grpc
+
+    d = Daemon(tmp_path, cache=tmp_path / "cache", grace="3s")
+    stub = d.stub()
+    accepted = [stub.SubmitProof(pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB)).job_id]
+    while _srs(stub, "porep-tiny") is None or _srs(stub, "porep-tiny").ref_count == 0:
+        pass  # until it runs: the drain then lasts the grace period
+    d.terminate()
+    while True:  # a submit that raced the signal is accepted, and must end like the others
+        try:
+            accepted.append(stub.SubmitProof(pb.SubmitProofRequest(circuit="winning-tiny")).job_id)
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
+            assert "shutting down" in exc.details(), exc.details()
+            break
+    with ThreadPoolExecutor(len(accepted)) as pool:  # all at once, before the server closes
+        ends = set(pool.map(lambda j: stub.AwaitProof(pb.AwaitProofRequest(job_id=j)).status, accepted))
+    assert ends <= {pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.CANCELLED}, ends
+    code, err = d.stop()
+    assert code == 0, err[-3000:]
