@@ -49,3 +49,19 @@ def test_bench_batch_drives_a_daemon(tmp_path: Path, capsys: pytest.CaptureFixtu
     finally:
         code, err = d.stop()
     assert code == 0, err[-3000:]
+
+
+def test_bench_batch_over_tcp_sends_the_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    os.environ["CUZK_CACHE_DIR"] = str(cache)
+    config.reload()
+    d = Daemon(tmp_path, cache=cache, listen="127.0.0.1:0", extra='token = "s3cret"')
+    try:
+        argv = ["bench", "batch", "--addr", d.address, "--circuit", "winning-tiny", "--count", "1"]
+        assert main(argv) == 2
+        assert "UNAUTHENTICATED" in capsys.readouterr().err
+        assert main([*argv, "--token", "s3cret"]) == 0
+        assert "verified here: 1 proof(s) valid" in capsys.readouterr().out
+    finally:
+        code, err = d.stop()
+    assert code == 0, err[-3000:]
