@@ -274,6 +274,8 @@ def test_a_witness_handed_over_alone_gets_its_products_on_the_device(engine):
     (lock,) = spans(r, "device_lock")
     (spmv,) = [s for s in spans(r, "matvec") if on_gpu(s)]
     assert lock.start <= spmv.start and spmv.end <= lock.end  # the SpMV is device work, under the lock
+    (prep,) = spans(r, "gpu_prepare")  # upload.prestage: the witness is stacked and uploaded before it
+    assert prep.end <= lock.start
     bad = get_circuit(CIRCUIT).corrupt(seeded(CIRCUIT, 98)[0])
     r = engine.submit(
         ProofRequest(circuit=CIRCUIT, instances=[bad], options={"synthesis.abc_on": "device"})

@@ -11,10 +11,14 @@ limb first, always fully reduced (< p).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+if TYPE_CHECKING:
+    from numba.core.base import BaseContext
 
 _I64 = ir.IntType(64)
 _I128 = ir.IntType(128)
@@ -28,7 +32,9 @@ def _unpack(builder: ir.IRBuilder, tup: ir.Value, n: int) -> list[ir.Value]:
     return [builder.extract_value(tup, i) for i in range(n)]
 
 
-def _pack(context, builder, tuple_type, limbs: list[ir.Value]) -> ir.Value:
+def _pack(
+    context: BaseContext, builder: ir.IRBuilder, tuple_type: types.Type, limbs: list[ir.Value]
+) -> ir.Value:
     out = ir.Constant(context.get_value_type(tuple_type), ir.Undefined)
     for i, limb in enumerate(limbs):
         out = builder.insert_value(out, limb, i)

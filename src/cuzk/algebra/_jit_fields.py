@@ -189,7 +189,7 @@ def f_mul_base(F, a, b):
     raise NotImplementedError
 
 
-def _kind(F) -> str | None:
+def _kind(F: object) -> str | None:
     return F.kind if isinstance(F, FieldTagType) else None
 
 
@@ -237,7 +237,8 @@ def _by_kind(fr, fq, fq2):
     """Build an overload body that returns the implementation for the tag's field."""
 
     def chooser(F, *args):
-        return {"fr": fr, "fq": fq, "fq2": fq2}.get(_kind(F))
+        k = _kind(F)
+        return None if k is None else {"fr": fr, "fq": fq, "fq2": fq2}.get(k)
 
     return chooser
 

@@ -69,7 +69,7 @@ class Curve:
     def from_ints(self, points: Sequence, *, check: bool = True) -> np.ndarray:
         """Affine points from canonical coordinates (None is infinity); checks the curve equation."""
         zero = (0, 0) if self.field.degree > 1 else 0
-        coords = []
+        coords: list[int | tuple[int, int]] = []
         for p in points:
             coords.extend((zero, zero) if p is None else p)
         out = self.field.from_ints(coords).reshape(-1, *self.affine_shape)
@@ -109,7 +109,7 @@ class Curve:
 
     def is_identity(self, a: np.ndarray) -> np.ndarray:
         """Per affine point: the point at infinity."""
-        return ~self._aff(a).any(axis=1)
+        return np.logical_not(self._aff(a).any(axis=1))
 
     # --- coordinates -------------------------------------------------------------------
     def to_jacobian(self, a: np.ndarray) -> np.ndarray:

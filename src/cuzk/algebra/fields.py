@@ -10,7 +10,7 @@ kernel call over the whole batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -145,7 +145,7 @@ class Field:
         return [tuple(ints[i : i + self.degree]) for i in range(0, len(ints), self.degree)]
 
     # --- arithmetic -----------------------------------------------------------
-    def _binary(self, kernel, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def _binary(self, kernel: Callable[..., None], a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ra, rb = self._rows(a), self._rows(b)
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
@@ -154,7 +154,7 @@ class Field:
             kernel(self.tag, ra, rb, out.reshape(ra.shape))
         return out
 
-    def _unary(self, kernel, a: np.ndarray, *extra) -> np.ndarray:
+    def _unary(self, kernel: Callable[..., None], a: np.ndarray, *extra: np.ndarray) -> np.ndarray:
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
         with threads_for(ra.shape[0] * self.mul_cost):
@@ -222,7 +222,7 @@ class Field:
         return out
 
     def is_zero(self, a: np.ndarray) -> np.ndarray:
-        return ~self._rows(a).any(axis=1)
+        return np.logical_not(self._rows(a).any(axis=1))
 
     def random(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n uniform elements (rejection sampling on the top limb), Montgomery form."""

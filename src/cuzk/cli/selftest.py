@@ -12,13 +12,14 @@ they rest on is checked too. Exit code 0 when every check passes, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import secrets
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, Self, TypeVar
 
 import numpy as np
 
@@ -56,6 +57,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--seed", type=nonnegative_int, default=None, help="seed the random data (default: fresh each run)"
     )
     p.set_defaults(func=cmd_selftest)
+
+
+class _Summable(Protocol):
+    """A py_arkworks point (G1Point, G2Point): added only to one of its own group."""
+
+    def __add__(self, rhs: Self, /) -> Self: ...
+
+
+_P = TypeVar("_P", bound=_Summable)
+
+
+def _pairwise_sums(a: Sequence[_P], b: Sequence[_P]) -> list[_P]:
+    return [u + v for u, v in zip(a, b, strict=True)]
 
 
 class CheckFailed(AssertionError):
@@ -162,7 +176,7 @@ class Checks:
         expect(curve.is_identity(s[n // 8 : n // 4]), "P + (-P) == O")
         k = min(n, 32)
         ours = to_ark(s[:k])
-        theirs = [u + v for u, v in zip(to_ark(p[:k]), to_ark(q[:k]), strict=True)]
+        theirs = _pairwise_sums(to_ark(p[:k]), to_ark(q[:k]))
         expect(ours == theirs, "sums agree with py_arkworks")
         a, b = FR.random(k, self.rng), FR.random(k, self.rng)
         lhs = curve.add(curve.scalar_mul(p[:k], a), curve.scalar_mul(p[:k], b))
@@ -315,10 +329,14 @@ class Checks:
         naive = curve.sum_jacobian(curve.scalar_mul(bases, scalars))
         expect(curve.eq(np.asarray(got)[None], naive[None]), "MSM == sum of [s_i] P_i")
         k = min(n, 1024)
-        cls = ark.G1Point if group == "g1" else ark.G2Point
         to_ark = E.to_arkworks_g1 if group == "g1" else E.to_arkworks_g2
         part = be.msm(be.load_bases(bases[:k], group), be.to_device(scalars[:k]))
-        theirs = cls.multiexp_unchecked(to_ark(bases[:k]), E.to_arkworks_scalars(scalars[:k]))
+        ark_scalars = E.to_arkworks_scalars(scalars[:k])
+        theirs = (
+            ark.G1Point.multiexp_unchecked(E.to_arkworks_g1(bases[:k]), ark_scalars)
+            if group == "g1"
+            else ark.G2Point.multiexp_unchecked(E.to_arkworks_g2(bases[:k]), ark_scalars)
+        )
         expect(to_ark(curve.to_affine(np.asarray(part)[None]))[0] == theirs, "MSM == py_arkworks multiexp")
 
     def msm_g1(self, n: int) -> None:
@@ -405,7 +423,8 @@ def numba_cache_looks_cold() -> bool:
     """True when a kernel module has no numba index file next to it (cheap, a heuristic)."""
     from numba.core import config
 
-    if config.CACHE_DIR:  # a custom cache location: do not guess
+    # a custom cache location: do not guess (numba sets its config names at run time, unseen by mypy)
+    if config.CACHE_DIR:  # type: ignore[attr-defined]
         return False
     root = Path(__file__).resolve().parents[2]
     for rel in _KERNEL_MODULES:
@@ -483,7 +502,7 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     if args.size < 8:
         raise FormatError("--size must be at least 8")
     backend = get_backend(args.backend)
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (1 << 63))
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
     if numba_cache_looks_cold():
         err_console().print(
             "note: numba's kernel cache looks cold: this first run compiles the kernels (a few minutes); "

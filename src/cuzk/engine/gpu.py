@@ -153,19 +153,20 @@ class GpuWorker(threading.Thread):
                 return
             attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
                      "unit": unit.label}  # fmt: skip
-            # inside the lock: the SpMV on the device (witness-only hand-over), or uploads not pre-staged
-            on_device = not self.prestage or any(r.abc is None for r in unit.results())
-            if not on_device:
+            # Copies and uploads before the lock (upload.prestage); under it only device work: the
+            # SpMV and satisfaction check of a witness-only hand-over, then the prover's start.
+            assign = None
+            if self.prestage:
                 with tl.span("gpu_prepare", **attrs):
-                    assignment = work.build_assignment(unit.resident, unit.results(), tl)
+                    assign = work.stage(unit.resident, unit.results(), tl)
                 unit.close_results()
             self._set("waiting", unit.members[0].job.job_id, unit.partition)
             with self.lock.hold(tl, **attrs):
                 self._set("proving", unit.members[0].job.job_id, unit.partition)
-                if on_device:
-                    assignment = work.build_assignment(unit.resident, unit.results(), tl)
+                if assign is None:
+                    assign = work.stage(unit.resident, unit.results(), tl)
                     unit.close_results()
-                unit.pending = work.start(assignment, unit.resident, unit.windows)
+                unit.pending = work.start(assign(), unit.resident, unit.windows)
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
             unit.close_results()
             self.fail(unit, f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}")

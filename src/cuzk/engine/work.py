@@ -24,7 +24,7 @@ device, so the host estimate is on the safe side there.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -167,25 +167,44 @@ def load_resident(
     return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
 
 
-def build_assignment(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Any:
-    """One prover Assignment of k witnesses from synthesis hand-overs (inputs, aux, abc or None).
+def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Callable[[], Any]:
+    """Copy a unit's hand-over out of shared memory (and onto the device) ahead of the device lock.
 
-    Nothing returned refers to the hand-over (shared memory the caller closes
-    after this returns): the witness is stacked (a copy), a, b, c go to the
-    device (on the CPU backend, where that is no copy, they are copied).
-    Without a/b/c the sparse products and the satisfaction check run here, on
-    the backend (the prover's `synthesize`). A zkey hand-over is a circom
-    witness (`source`: a .wtns path or an array), loaded and multiplied here.
+    Returns the call that makes the prover Assignment under the lock. Nothing either refers
+    to the hand-over, which the caller closes after this returns: with a/b/c from the
+    workers they are copied to the backend here and the call has nothing left to do;
+    without them the witnesses are stacked into one host array (a single copy) and
+    uploaded here, and the call runs only the sparse products and the satisfaction check
+    (the prover's `synthesize`) on the uploaded copy, which `start` reuses for the MSMs.
+    A zkey hand-over is a circom witness (`source`: a .wtns path or an array), loaded and
+    multiplied here.
     """
     backend = resident.srs.backend
     if is_zkey(resident.circuit):
-        return prover.synthesize(resident.srs, [p.source for p in parts], timeline=timeline)
+        zk = prover.synthesize(resident.srs, [p.source for p in parts], timeline=timeline)
+        return lambda: zk
     if all(p.abc is not None for p in parts):
         abc = [tuple(_owned(backend, v) for v in p.abc) for p in parts]
         witness = np.stack([np.concatenate([p.inputs, p.aux]) for p in parts])
-        return prover.Assignment(witness=witness, abc=abc, timeline=timeline)
-    witnesses = [np.concatenate([p.inputs, p.aux]) for p in parts]
-    return prover.synthesize(resident.srs, witnesses, backend, timeline=timeline)
+        done = prover.Assignment(witness=witness, abc=abc, timeline=timeline)
+        return lambda: done
+    from cuzk.errors import CircuitError
+
+    first = parts[0]
+    ws = np.empty((len(parts), len(first.inputs) + len(first.aux), 4), dtype=np.uint64)
+    for j, p in enumerate(parts):
+        if len(p.inputs) + len(p.aux) != ws.shape[1]:
+            raise CircuitError(
+                f"witness {j} has {len(p.inputs) + len(p.aux)} values, witness 0 {ws.shape[1]}"
+            )
+        ws[j, : len(p.inputs)], ws[j, len(p.inputs) :] = p.inputs, p.aux
+    dev = backend.to_device(ws)
+    return lambda: prover.synthesize(resident.srs, ws, backend, timeline=timeline, device_witness=dev)
+
+
+def build_assignment(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Any:
+    """The prover Assignment of k witnesses from synthesis hand-overs, at once (see `stage`)."""
+    return stage(resident, parts, timeline)()
 
 
 def _owned(backend: Backend, host: np.ndarray) -> Any:

@@ -86,6 +86,19 @@ class Bits:
     def full(self) -> int:
         return (1 << self.n) - 1
 
+    def require_value(self) -> np.ndarray:
+        """The (lanes, n) bit values, which exist whenever the system computes values."""
+        if self.value is None:
+            raise CircuitError("these bits have no values (the system only records constraints)")
+        return self.value
+
+    def var(self, i: int) -> int:
+        """The variable under element i, an Is or Not bit of a system that records constraints."""
+        v = None if self.vars is None else self.vars[i]
+        if v is None:
+            raise CircuitError(f"element {i} of these bits has no variable")
+        return v
+
     # --- construction --------------------------------------------------------------
     @classmethod
     def constant(cls, n: int, bits: int) -> Bits:
@@ -111,13 +124,13 @@ class Bits:
             nm |= p.nmask << n
             cb |= p.cbits << n
             n += p.n
-        has_vars = all(p.vars is not None for p in parts)
-        vars = tuple(v for p in parts for v in p.vars) if has_vars else None  # type: ignore[union-attr]
-        vals = [p.value for p in parts]
+        var_parts = [p.vars for p in parts if p.vars is not None]
+        vars = tuple(v for vs in var_parts for v in vs) if len(var_parts) == len(parts) else None
+        vals = [p.value for p in parts if p.value is not None]
         value = None
-        if all(v is not None for v in vals):
-            lanes = max(v.shape[0] for v in vals)  # type: ignore[union-attr]
-            value = np.concatenate([np.broadcast_to(v, (lanes, v.shape[1])) for v in vals], axis=1)  # type: ignore[union-attr]
+        if len(vals) == len(parts):
+            lanes = max(v.shape[0] for v in vals)
+            value = np.concatenate([np.broadcast_to(v, (lanes, v.shape[1])) for v in vals], axis=1)
         return Bits(n, vm, nm, cb, vars, value)
 
     # --- structure (no constraints) ------------------------------------------------
@@ -185,7 +198,7 @@ class Bits:
         """Element i as a linear combination times weight."""
         b = 1 << i
         if self.vmask & b:
-            v = self.vars[i]  # type: ignore[index]
+            v = self.var(i)
             if self.nmask & b:
                 return {ONE: weight % R, v: (-weight) % R}
             return {v: weight % R}
@@ -254,9 +267,8 @@ def _result_vars(
         out[p] = v
     for m, src in sources:
         if m:
-            sv = src.vars
             for p in positions(m).tolist():
-                out[p] = sv[p]  # type: ignore[index]
+                out[p] = src.var(p)
     return tuple(out)
 
 
@@ -279,13 +291,13 @@ def xor(cs: Any, a: Bits, b: Bits) -> Bits:
     pos = positions(alloc)
     value = und = None
     if cs.values:
-        value = a.value ^ b.value
+        value = a.require_value() ^ b.require_value()
         und = value[:, pos] ^ mask_row(a.n, nm)[pos]
     new = cs.alloc_bits(pos.size, und)
     vars = None
     if cs.constraints:
         for k, i in enumerate(pos.tolist()):
-            x, y, c = a.vars[i], b.vars[i], new[k]
+            x, y, c = a.var(i), b.var(i), new[k]
             cc = {x: 2, c: R - 1} if x == y else {x: 1, y: 1, c: R - 1}
             cs.enforce({x: 2}, {y: 1}, cc, "xor")
         vars = _result_vars(a.n, alloc, new, [(ra, a), (rb, b)])
@@ -308,7 +320,7 @@ def and_(cs: Any, a: Bits, b: Bits) -> Bits:
     pos = positions(alloc)
     value = und = None
     if cs.values:
-        value = a.value & b.value
+        value = a.require_value() & b.require_value()
         und = value[:, pos]
     new = cs.alloc_bits(pos.size, und)
     vars = None
@@ -346,7 +358,7 @@ def select(cs: Any, cond: Bits, a: Bits, b: Bits) -> Bits:
     pos = positions(alloc)
     value = und = None
     if cs.values:
-        value = np.where(cond.value != 0, a.value, b.value)
+        value = np.where(cond.require_value() != 0, a.require_value(), b.require_value())
         und = value[:, pos]
     new = cs.alloc_bits(pos.size, und)
     vars = None

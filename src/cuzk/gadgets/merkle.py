@@ -53,29 +53,35 @@ def sha256_merkle_root(cs: Any, leaf: Bits, siblings: list[Bits], index: Bits, *
     return cur
 
 
-def _one_hot(cs: Any, bits: Bits) -> tuple[list[dict[int, int]], list[np.ndarray | None]]:
-    """Indicators e_k = [position == k] as LCs (and 0/1 values), k = sum_j 2^j bit_j."""
+def _one_hot(cs: Any, bits: Bits) -> tuple[list[dict[int, int]], list[np.ndarray] | None]:
+    """Indicators e_k = [position == k] as LCs (and 0/1 values, when cs has them), k = sum_j 2^j bit_j."""
     lcs: list[dict[int, int]] = []
-    vals: list[np.ndarray | None] = []
+    vals: list[np.ndarray] | None = None
     for j in range(bits.n):
         bj = bits[j : j + 1]
-        bv = bj.value[:, 0] if cs.values else None
+        bv = bj.require_value()[:, 0] if cs.values else None
         blc = bj.lc(0) if cs.constraints else {}
         if j == 0:
             lcs = [_lc_sub({ONE: 1}, blc), blc] if cs.constraints else [{}, {}]
-            vals = [None if bv is None else 1 - bv, bv]
+            vals = None if bv is None else [1 - bv, bv]
             continue
-        new_lcs, new_vals, hi_lcs, hi_vals = [], [], [], []
-        for e, ev in zip(lcs, vals, strict=True):
-            pv = None if ev is None else ev & bv
+        new_lcs: list[dict[int, int]] = []
+        hi_lcs: list[dict[int, int]] = []
+        new_vals: list[np.ndarray] = []
+        hi_vals: list[np.ndarray] = []
+        for k, e in enumerate(lcs):
+            pv = None
+            if vals is not None and bv is not None:
+                pv = vals[k] & bv
+                new_vals.append(vals[k] & (1 - bv))
+                hi_vals.append(pv)
             p = cs.alloc(None if pv is None else _bit_fr(pv))
             if cs.constraints:
                 cs.enforce(e, blc, {p: 1}, f"one-hot {j}")
             new_lcs.append(_lc_sub(e, {p: 1}) if cs.constraints else {})
-            new_vals.append(None if ev is None else ev & (1 - bv))
             hi_lcs.append({p: 1} if cs.constraints else {})
-            hi_vals.append(pv)
-        lcs, vals = new_lcs + hi_lcs, new_vals + hi_vals
+        lcs = new_lcs + hi_lcs
+        vals = None if vals is None else new_vals + hi_vals
     return lcs, vals
 
 
@@ -97,24 +103,24 @@ def _insert(cs: Any, cur: Num, sibs: list[Num], bits: Bits) -> tuple[list[dict[i
     a = len(sibs) + 1
     e_lcs, e_vals = _one_hot(cs, bits)
     children: list[dict[int, int]] = []
-    values = np.empty((cur.value.shape[0], a, 4), dtype=np.uint64) if cs.values else None
+    values = np.empty((cur.require_value().shape[0], a, 4), dtype=np.uint64) if cs.values else None
     for j in range(a):
         base = sibs[j - 1] if j > 0 else sibs[0]
         lc = base.lc() if cs.constraints else {}
-        val = base.value.copy() if cs.values else None
+        val = base.require_value().copy() if cs.values else None
         # child_j = base + [pos == j](cur - base) + [pos > j](sibs[j] - sibs[j-1]) (middle positions)
-        terms = [(e_lcs[j], e_vals[j], cur)]
+        terms = [(e_lcs[j], None if e_vals is None else e_vals[j], cur)]
         if 0 < j < a - 1:
             gt_lc: dict[int, int] = {}
             for k in range(j + 1, a):
                 for v, w in e_lcs[k].items():
                     gt_lc[v] = (gt_lc.get(v, 0) + w) % R
-            gt_val = None if not cs.values else np.bitwise_or.reduce(np.stack(e_vals[j + 1 :]), axis=0)
+            gt_val = None if e_vals is None else np.bitwise_or.reduce(np.stack(e_vals[j + 1 :]), axis=0)
             terms.append(({v: w for v, w in gt_lc.items() if w}, gt_val, sibs[j]))
         for sel_lc, sel_val, target in terms:
             pv = None
-            if cs.values:
-                diff = _fr.sub(target.value, base.value)
+            if val is not None and sel_val is not None:
+                diff = _fr.sub(target.require_value(), base.require_value())
                 pv = np.where((sel_val != 0)[:, None], diff, np.uint64(0))
                 val = _fr.add(val, pv)
             p = cs.alloc(pv)
@@ -124,7 +130,7 @@ def _insert(cs: Any, cur: Num, sibs: list[Num], bits: Bits) -> tuple[list[dict[i
                 lc = dict(lc)
                 lc[p] = (lc.get(p, 0) + 1) % R
         children.append(lc)
-        if values is not None:
+        if values is not None and val is not None:
             values[:, j] = val
     return children, values
 

@@ -42,6 +42,12 @@ class Num:
         value = _as_fr(value) if cs.values else value
         return cls(cs.alloc_input(value), value if cs.values else None)
 
+    def require_value(self) -> np.ndarray:
+        """The (lanes, 4) value, which exists whenever the system computes values."""
+        if self.value is None:
+            raise CircuitError("this Num has no value (the system only records constraints)")
+        return self.value
+
     def lc(self) -> dict[int, int]:
         if self.var is None:
             raise CircuitError("this Num has no variable (witness mode)")
@@ -79,7 +85,7 @@ def num_to_bits(cs: Any, x: Num, *, n: int) -> Bits:
     """The n low bits of x, little-endian, with sum 2^i b_i = x enforced (so x < 2^n)."""
     if not 1 <= n <= 253:
         raise CircuitError(f"num_to_bits supports 1..253 bits (no wrap-around mod r), got {n}")
-    vals = fr_bits_le(x.value, n) if cs.values else None
+    vals = fr_bits_le(x.require_value(), n) if cs.values else None
     bits = Bits.alloc(cs, n, vals)
     if cs.constraints:
         cs.enforce(bits.packed_lc([1 << i for i in range(n)]), {ONE: 1}, x.lc(), "packing")

@@ -15,7 +15,7 @@ witness program runs it over all lanes of a call group in one kernel call.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numba import njit, prange
@@ -97,6 +97,12 @@ def trace_length(arity: int) -> int:
     return 3 * params(arity).sboxes + 1
 
 
+@overload
+def permute_trace(
+    arity: int, inputs: np.ndarray, *, trace: Literal[True] = True
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def permute_trace(arity: int, inputs: np.ndarray, *, trace: Literal[False]) -> tuple[np.ndarray, None]: ...
 def permute_trace(
     arity: int, inputs: np.ndarray, *, trace: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -126,7 +132,7 @@ def _hash_lcs(cs: Any, arity: int, lcs: list[dict[int, int]], values: np.ndarray
     p = params(arity)
     t = p.t
     trace = None
-    if cs.values:
+    if values is not None:
         _, trace = permute_trace(arity, values)
         if not cs.constraints:
             cs.alloc_many(trace.shape[1], trace)
@@ -172,6 +178,6 @@ def poseidon_hash(cs: Any, inputs: list[Num], *, arity: int) -> Num:
     """Poseidon of `arity` field elements (Merkle domain tag 2^arity - 1), as an allocated Num."""
     if len(inputs) != arity:
         raise CircuitError(f"Poseidon-{arity} takes {arity} inputs, got {len(inputs)}")
-    values = np.stack([x.value for x in inputs], axis=1) if cs.values else None
+    values = np.stack([x.require_value() for x in inputs], axis=1) if cs.values else None
     lcs = [x.lc() for x in inputs] if cs.constraints else []
     return _hash_lcs(cs, arity, lcs, values)

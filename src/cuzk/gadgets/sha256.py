@@ -152,8 +152,8 @@ def sha256_native(messages: np.ndarray, rounds: int = 64) -> np.ndarray:
     n, nbytes = msgs.shape
     pad = np.frombuffer(padding(8 * nbytes), dtype=np.uint8)
     full = np.concatenate([msgs, np.broadcast_to(pad, (n, pad.size))], axis=1)
-    words = full.reshape(n, -1, 4).astype(np.uint32)
-    words = (words[..., 0] << 24) | (words[..., 1] << 16) | (words[..., 2] << 8) | words[..., 3]
+    quads = full.reshape(n, -1, 4).astype(np.uint32)
+    words = (quads[..., 0] << 24) | (quads[..., 1] << 16) | (quads[..., 2] << 8) | quads[..., 3]
     state = np.broadcast_to(np.array(IV, dtype=np.uint32), (n, 8))
     for j in range(words.shape[1] // 16):
         state = compress_native(state, words[:, 16 * j : 16 * (j + 1)], rounds)

@@ -144,7 +144,8 @@ class ParamsFile:
         return self._layout.vk(self.checked)
 
     def parameters(self) -> Parameters:
-        return Parameters(vk=self.vk(), **{name: self.query(name) for name, _ in QUERIES})
+        q = self.query
+        return Parameters(vk=self.vk(), h=q("h"), l=q("l"), a=q("a"), b_g1=q("b_g1"), b_g2=q("b_g2"))
 
 
 def read_vk(path: str | os.PathLike, *, checked: bool = True) -> VerifyingKey:

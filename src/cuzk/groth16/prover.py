@@ -95,6 +95,7 @@ class Assignment:
     witness: np.ndarray  # (k, num_vars, 4) host, Montgomery
     abc: list[tuple[Any, Any, Any]]  # per circuit: a, b, c as backend arrays (rows, 4)
     timeline: Timeline
+    device_witness: Any | None = None  # the witness already on the backend (uploaded once, ahead)
 
     @property
     def k(self) -> int:
@@ -159,24 +160,39 @@ def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, 
     return a, b, c
 
 
+def stack_witnesses(key: ProvingKey, witnesses: Sequence[WitnessSource] | np.ndarray) -> np.ndarray:
+    """The witnesses, checked against the key, as one (k, num_vars, 4) host array."""
+    if not len(witnesses):
+        raise CircuitError("nothing to prove: no witnesses given")
+    if isinstance(witnesses, np.ndarray) and witnesses.ndim == 3:
+        for j in range(witnesses.shape[0]):  # checks on views: a stacked batch is not copied again
+            _witness_vector(key, witnesses[j], j)
+        return witnesses
+    return np.stack([_witness_vector(key, src, j) for j, src in enumerate(witnesses)])
+
+
 def synthesize(
     key: ProvingKey,
-    witnesses: Sequence[WitnessSource],
+    witnesses: Sequence[WitnessSource] | np.ndarray,
     backend: Backend | None = None,
     *,
     timeline: Timeline | None = None,
+    device_witness: Any | None = None,
 ) -> Assignment:
-    """Obtain the witnesses, evaluate A.w, B.w, C.w, and refuse the batch if a row fails a b == c."""
+    """Obtain the witnesses, evaluate A.w, B.w, C.w, and refuse the batch if a row fails a b == c.
+
+    `device_witness`: the stacked witnesses already on the backend (the engine uploads them
+    before it takes the device lock); `start` then reuses it rather than uploading again.
+    """
     tl = timeline or Timeline()
-    if not witnesses:
-        raise CircuitError("nothing to prove: no witnesses given")
     be, k = backend or key.backend, len(witnesses)
     with tl.span("synthesis", circuits=k):
         with tl.span("witness"):
-            ws = np.stack([_witness_vector(key, src, j) for j, src in enumerate(witnesses)])
+            ws = stack_witnesses(key, witnesses)
         with tl.span("matvec"):
-            abc = [evaluate(key, be, w, f"witness {j}: " if k > 1 else "") for j, w in enumerate(ws)]
-    return Assignment(witness=ws, abc=abc, timeline=tl)
+            src = device_witness if device_witness is not None else ws
+            abc = [evaluate(key, be, src[j], f"witness {j}: " if k > 1 else "") for j in range(k)]
+    return Assignment(witness=ws, abc=abc, timeline=tl, device_witness=device_witness)
 
 
 def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> Pending:
@@ -197,7 +213,9 @@ def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int]
     # The witness goes to the backend once; the query scalars are views or gathers of it
     # there (on the GPU a host-side gather of a 13M-variable witness cost more than the MSM).
     with tl.span(q.private_span):
-        w = be.to_device(assignment.witness)
+        w = be.to_device(
+            assignment.witness if assignment.device_witness is None else assignment.device_witness
+        )
         l_pt = be.msm(key.l, q.private(w), window=win.get("l"))
     with tl.span("msm_a"):
         a_pt = be.msm(key.a, q.a(w), window=win.get("a"))

@@ -19,12 +19,20 @@ from cuzk.errors import CircuitTooLargeError
 
 
 class ConstraintMatrices(Protocol):
-    num_inputs: int
-    num_aux: int
-    num_constraints: int
-    A: CsrMatrix
-    B: CsrMatrix
-    C: CsrMatrix
+    """An R1CS as the QAP reads it; read-only, so a recorded system and a Topology both fit."""
+
+    @property
+    def num_inputs(self) -> int: ...
+    @property
+    def num_aux(self) -> int: ...
+    @property
+    def num_constraints(self) -> int: ...
+    @property
+    def A(self) -> CsrMatrix: ...
+    @property
+    def B(self) -> CsrMatrix: ...
+    @property
+    def C(self) -> CsrMatrix: ...
 
     def constraint_name(self, i: int) -> str: ...
 

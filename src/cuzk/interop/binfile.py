@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from cuzk.errors import InteropError
 from cuzk.paths import open_atomic
@@ -95,7 +96,7 @@ class BinFile:
     def reader(self, sec: Section) -> SectionReader:
         return SectionReader(self, sec)
 
-    def view(self, offset: int, dtype: np.dtype | str, count: int) -> np.ndarray:
+    def view(self, offset: int, dtype: DTypeLike, count: int) -> np.ndarray:
         """`count` items of `dtype` at `offset`: a writable (copy-on-write) zero-copy view."""
         dt = np.dtype(dtype)
         if offset < 0 or offset + count * dt.itemsize > self.size:
@@ -175,9 +176,7 @@ class BinFileWriter:
             raise InteropError(f"{self.path}: cannot write: {exc.strerror or exc}") from exc
 
     def section(self, kind: int, *chunks: bytes | np.ndarray) -> None:
-        views = [
-            memoryview(np.ascontiguousarray(c)).cast("B") if isinstance(c, np.ndarray) else c for c in chunks
-        ]
+        views = [np.ascontiguousarray(c).data.cast("B") if isinstance(c, np.ndarray) else c for c in chunks]
         self._write(_SECTION.pack(kind, sum(len(v) for v in views)))
         for v in views:
             self._write(v)

@@ -184,12 +184,9 @@ def write_r1cs(path: str | os.PathLike[str], r1cs: R1cs) -> None:
     counts = np.stack([np.diff(m.indptr) for m in mats], axis=1)  # (n, 3)
     nnz = int(counts.sum())
     out = np.zeros(12 * n + nnz * (4 + FR_BYTES), dtype=np.uint8)
-    _pack(
-        counts.astype(np.int64),
-        *(m.indices.astype(np.int64) for m in mats),
-        *(FR.to_canonical(m.data).view(np.uint8).reshape(-1, FR_BYTES) for m in mats),
-        out,
-    )
+    ia, ib, ic = (m.indices.astype(np.int64) for m in mats)
+    va, vb, vc = (FR.to_canonical(m.data).view(np.uint8).reshape(-1, FR_BYTES) for m in mats)
+    _pack(counts.astype(np.int64), ia, ib, ic, va, vb, vc, out)
     labels = r1cs.labels if r1cs.labels is not None else np.arange(r1cs.n_wires, dtype="<u8")
     with BinFileWriter(path, MAGIC, VERSION, 3) as w:
         w.section(HEADER, header)

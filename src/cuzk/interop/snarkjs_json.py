@@ -257,10 +257,10 @@ def vk_from_json(obj: Any, what: str = "verification key") -> VerifyingKey:
     ic = np.concatenate([g1_from_json(p, f"{what}: IC[{i}]") for i, p in enumerate(ic_list)])
     vk = VerifyingKey(
         alpha_g1=g1_from_json(_field(obj, "vk_alpha_1", what), f"{what}: vk_alpha_1"),
-        beta_g1=None,  # type: ignore[arg-type]
+        beta_g1=None,
         beta_g2=g2_from_json(_field(obj, "vk_beta_2", what), f"{what}: vk_beta_2"),
         gamma_g2=g2_from_json(_field(obj, "vk_gamma_2", what), f"{what}: vk_gamma_2"),
-        delta_g1=None,  # type: ignore[arg-type]
+        delta_g1=None,
         delta_g2=g2_from_json(_field(obj, "vk_delta_2", what), f"{what}: vk_delta_2"),
         ic=ic,
     )

@@ -242,6 +242,7 @@ def read_zkey(path: str | os.PathLike[str]) -> Zkey:
     alpha1, beta1 = (p.reshape(1, 2, 6) for p in points[:2])
     beta2, gamma2 = (p.reshape(1, 2, 2, 6) for p in points[2:4])
     delta1, delta2 = points[4].reshape(1, 2, 6), points[5].reshape(1, 2, 2, 6)
+    pt: np.ndarray  # G1 points in the first loop, G2 in the second
     for name, pt in (("alpha1", alpha1), ("beta1", beta1), ("delta1", delta1)):
         _check_points(f.error, name, pt, G1, allow_infinity=False, subgroup=True)
     for name, pt in (("beta2", beta2), ("gamma2", gamma2), ("delta2", delta2)):
@@ -290,7 +291,7 @@ def write_zkey(path: str | os.PathLike[str], zk: Zkey) -> None:
         ]
     )
     vk_points = [zk.alpha_g1, zk.beta_g1, zk.beta_g2, zk.gamma_g2, zk.delta_g1, zk.delta_g2]
-    body = [
+    body: list[tuple[int, list[bytes | np.ndarray]]] = [
         (GROTH_HEADER, [header, *(_points(p) for p in vk_points)]),
         (IC, [_points(zk.ic)]),
         (COEFFS, [binfile.u32(zk.coeffs.shape[0]), np.ascontiguousarray(zk.coeffs, dtype=COEF_DTYPE)]),
@@ -307,7 +308,7 @@ def write_zkey(path: str | os.PathLike[str], zk: Zkey) -> None:
             w.section(kind, *chunks)
             if zk.contributions is None:
                 for chunk in chunks:
-                    hasher.update(chunk if isinstance(chunk, bytes) else memoryview(chunk).cast("B"))
+                    hasher.update(chunk if isinstance(chunk, bytes) else chunk.data.cast("B"))
         w.section(CONTRIBUTIONS, zk.contributions or hasher.digest() + binfile.u32(0))
 
 

@@ -35,10 +35,10 @@ from cuzk.r1cs.topology import ConstraintNames, Topology, Witness
 
 
 class SourceRef(NamedTuple):
-    """A value that the instance provides: ``instance[name][index]`` (a field element or a bit row)."""
+    """A value that the instance provides: ``instance[name][position]`` (a field element or a bit row)."""
 
     name: str
-    index: tuple[int, ...]
+    position: tuple[int, ...]  # not `index`: a field of that name would hide tuple.index
 
 
 # --- coefficient interning (shared by all systems in the process) ---------------------
@@ -179,7 +179,7 @@ class ConstraintSystem:
             )
 
     def _note_source(self, ref: SourceRef, var: int, count: int) -> None:
-        self._sources.setdefault(ref.name, []).append((tuple(ref.index), var, count))
+        self._sources.setdefault(ref.name, []).append((tuple(ref.position), var, count))
 
     # --- allocation ----------------------------------------------------------------------
     def alloc(self, value: Any = None, name: str = "") -> int:
@@ -347,7 +347,8 @@ class ConstraintSystem:
         return map_vars(t.outputs, remap)
 
     # --- results -------------------------------------------------------------------------
-    def _gather(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    def _gather(self) -> tuple[list[tuple[np.ndarray, ...]], np.ndarray, np.ndarray, np.ndarray]:
+        """Per matrix A, B, C its (columns, coefficient ids, lengths); then per row ns, template, local."""
         self._flush()
         mats = []
         for k in range(3):

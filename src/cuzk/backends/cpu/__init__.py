@@ -33,10 +33,6 @@ class CpuBases(Bases):
     nbytes: int
     owner: int  # id of the backend that made the handle
 
-    @property
-    def curve(self) -> Curve:
-        return CURVES[self.group]
-
 
 def _curve(group: str) -> Curve:
     try:
@@ -145,11 +141,11 @@ class CpuBackend(Backend):
         if scalars.ndim == 3:
             return np.stack([self.msm(bases, s, start=start, window=window) for s in scalars])
         rows = self._rows(bases, start, scalars.shape[0])
-        return _msm.msm(bases.curve, rows, scalars, window)
+        return _msm.msm(_curve(bases.group), rows, scalars, window)
 
     def sum_bases(self, bases: Bases, mask: np.ndarray, *, start: int = 0) -> np.ndarray:
         rows = self._rows(bases, start, mask.shape[0])
-        return _msm.masked_sum(bases.curve, rows, np.asarray(mask, dtype=np.bool_))
+        return _msm.masked_sum(_curve(bases.group), rows, np.asarray(mask, dtype=np.bool_))
 
     def fixed_base_mul(self, base: np.ndarray, scalars: np.ndarray, group: Group) -> np.ndarray:
         return _msm.fixed_base_mul(_curve(group), base, scalars)
@@ -166,5 +162,5 @@ class CpuBackend(Backend):
             **super().describe(),
             "device": _cpu_name(),
             "threads": get_num_threads(),
-            "threading": config.THREADING_LAYER,
+            "threading": config.THREADING_LAYER,  # type: ignore[attr-defined]  # numba sets it at run time
         }

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,17 @@ class EmulatorRuntime(Runtime):
             self._libs[module] = lib
         return lib
 
-    def launch(self, module, kernel, threads, args, *, block=256, grid=None, shared=0) -> None:
+    def launch(
+        self,
+        module: str,
+        kernel: str,
+        threads: int,
+        args: Sequence[Any],
+        *,
+        block: int = 256,
+        grid: int | None = None,
+        shared: int = 0,
+    ) -> None:
         fn = getattr(self._lib(module), kernel)
         fn.restype = None
         fn(*[_arg(a) for a in args])
@@ -110,7 +120,9 @@ class EmulatorRuntime(Runtime):
         np.copyto(out, host)
         return out
 
-    def upload_chunks(self, host: np.ndarray, bounds: Sequence[tuple[int, int]], out: Any | None = None):
+    def upload_chunks(
+        self, host: np.ndarray, bounds: Sequence[tuple[int, int]], out: Any | None = None
+    ) -> Iterator[tuple[Any, int, int]]:
         dev = self.upload(host) if out is None else self.upload(host, out)
         for lo, hi in bounds:
             yield dev, lo, hi

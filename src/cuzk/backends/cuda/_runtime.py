@@ -15,13 +15,16 @@ import contextlib
 import math
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cuzk import config
 from cuzk.backends.cuda._source import module_source
 from cuzk.errors import DeviceError, DeviceMemoryError, UsageError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 #: NVRTC options: none beyond CuPy's own (it adds the device's -arch; the default C++17 suffices).
 NVRTC_OPTIONS: tuple[str, ...] = ()
@@ -66,6 +69,8 @@ class Runtime:
     name: str
     #: bytes of resident data (bases, matrices) the backend holds; the emulator's whole usage
     resident_bytes: int = 0
+    #: uploads above 1 MiB go through page-locked staging buffers (a toggle; CuPy only acts on it)
+    pinned_staging: bool = False
 
     def launch(
         self,
@@ -172,7 +177,7 @@ class CupyRuntime(Runtime):
             # so they overlap with that compute; the compute stream waits on their events.
             self.compute = cupy.cuda.Stream.null
             self.upload_stream = cupy.cuda.Stream(non_blocking=True)
-            self._copy_pool = None
+            self._copy_pool: ThreadPoolExecutor | None = None
         self._modules: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
         #: per-launch CUDA events when kernel profiling is on (CUZK_PROFILE_KERNELS=1)
@@ -217,7 +222,17 @@ class CupyRuntime(Runtime):
             self._functions[key] = fn
         return fn
 
-    def launch(self, module, kernel, threads, args, *, block=256, grid=None, shared=0) -> None:
+    def launch(
+        self,
+        module: str,
+        kernel: str,
+        threads: int,
+        args: Sequence[Any],
+        *,
+        block: int = 256,
+        grid: int | None = None,
+        shared: int = 0,
+    ) -> None:
         fn = self._function(module, kernel)
         if shared > 48 * 1024 and fn.max_dynamic_shared_size_bytes < shared:
             fn.max_dynamic_shared_size_bytes = shared

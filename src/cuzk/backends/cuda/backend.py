@@ -53,10 +53,6 @@ class CudaBases(Bases):
     nbytes: int
     owner: int  # id of the backend that loaded them
 
-    @property
-    def curve(self) -> Curve:
-        return CURVES[self.group]
-
 
 class CudaBackend(Backend):
     name = "cuda"
@@ -207,7 +203,7 @@ class CudaBackend(Backend):
             raise ValueError(f"MSM scalars have shape (n, 4) uint64; got {scalars.shape} {scalars.dtype}")
         n = scalars.shape[0]
         rows = self._rows(bases, start, n)
-        curve = bases.curve
+        curve = _curve(bases.group)
         if n == 0:
             return curve.to_jacobian(curve.identity(1))[0]
         plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=isinstance(scalars, np.ndarray))
@@ -223,7 +219,7 @@ class CudaBackend(Backend):
         with self.rt.guard(f"sum_bases({bases.group})"):
             m = self.to_device(np.asarray(mask, dtype=np.bool_)) if isinstance(mask, np.ndarray) else mask
             idx = self.xp.flatnonzero(m.astype(bool)).astype(np.int64)
-            return _msm.masked_sum(self.rt, bases.curve, rows, idx)
+            return _msm.masked_sum(self.rt, _curve(bases.group), rows, idx)
 
     def fixed_base_mul(self, base: np.ndarray, scalars: Any, group: Group, *, on_device: bool = False) -> Any:
         """As the interface; on_device=True returns (n, 2 width) device rows instead (for

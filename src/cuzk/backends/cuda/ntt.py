@@ -10,9 +10,10 @@ memory), so a 2^27 transform reads and writes the data three times.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from threading import Lock
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,6 +21,8 @@ from cuzk.algebra import constants as C
 from cuzk.algebra.domain import check_root, log2_exact, powers
 from cuzk.algebra.fields import fr_mont
 from cuzk.backends.cuda._runtime import NULL, Runtime
+
+_T = TypeVar("_T")
 
 #: log2 of the shared-memory tile in elements (2^11 x 32 bytes = 64 KiB per block).
 TILE_LOG = 11
@@ -141,7 +144,7 @@ class CudaNtt:
         self._entries = cache_entries
         self._lock = Lock()
 
-    def _cached(self, key: tuple, make) -> Any:
+    def _cached(self, key: tuple, make: Callable[[], _T]) -> _T:
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
