@@ -116,20 +116,29 @@ def test_a_draining_daemon_answers_unavailable(tmp_path: Path) -> None:
     import grpc
 
     d = Daemon(tmp_path, cache=tmp_path / "cache", grace="3s")
-    stub = d.stub()
-    accepted = [stub.SubmitProof(pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB)).job_id]
-    while _srs(stub, "porep-tiny") is None or _srs(stub, "porep-tiny").ref_count == 0:
-        pass  # until it runs: the drain then lasts the grace period
-    d.terminate()
-    while True:  # a submit that raced the signal is accepted, and must end like the others
-        try:
-            accepted.append(stub.SubmitProof(pb.SubmitProofRequest(circuit="winning-tiny")).job_id)
-        except grpc.RpcError as exc:
-            assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
-            assert "shutting down" in exc.details(), exc.details()
-            break
-    with ThreadPoolExecutor(len(accepted)) as pool:  # all at once, before the server closes
-        ends = set(pool.map(lambda j: stub.AwaitProof(pb.AwaitProofRequest(job_id=j)).status, accepted))
-    assert ends <= {pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.CANCELLED}, ends
-    code, err = d.stop()
+    try:
+        stub = d.stub()
+        accepted = [stub.SubmitProof(pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB)).job_id]
+        while _srs(stub, "porep-tiny") is None or _srs(stub, "porep-tiny").ref_count == 0:
+            pass  # until it runs: the drain then lasts the grace period
+        d.terminate()
+        assert d.proc.stderr is not None
+        for line in d.proc.stderr:  # until the daemon has taken the signal
+            if "stopping intake" in line:
+                break
+        else:
+            raise AssertionError("the daemon exited without draining")
+        while True:  # a submit that raced the drain's start is accepted, and must end like the others
+            try:
+                accepted.append(stub.SubmitProof(pb.SubmitProofRequest(circuit="winning-tiny")).job_id)
+            except grpc.RpcError as exc:
+                assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
+                assert "shutting down" in exc.details(), exc.details()
+                break
+            assert len(accepted) < 50, "the daemon kept accepting jobs after it began to drain"
+        with ThreadPoolExecutor(len(accepted)) as pool:  # all at once, before the server closes
+            ends = set(pool.map(lambda j: stub.AwaitProof(pb.AwaitProofRequest(job_id=j)).status, accepted))
+        assert ends <= {pb.AwaitProofResponse.COMPLETED, pb.AwaitProofResponse.CANCELLED}, ends
+    finally:
+        code, err = d.stop()
     assert code == 0, err[-3000:]
