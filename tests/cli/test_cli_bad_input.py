@@ -351,6 +351,26 @@ def test_bad_numbers_and_choices_are_usage_errors(argv, says, capsys):
     assert code == 2 and says in err and "Traceback" not in err
 
 
+def test_bench_batch_addr_arguments(files, tmp_path, capsys):
+    """`bench batch --addr`: a bad address, no daemon there, and the options that belong to one mode only."""
+    batch = ["bench", "batch", "--circuit", CIRCUIT, "--count", "1"]
+    vk = str(files.good[("verify", "vk")])
+    nobody = f"unix://{tmp_path}/no-daemon.sock"
+    for argv, says in (
+        ([*batch, "--addr", "nonsense"], "neither unix:///path nor host:port"),
+        ([*batch, "--addr", nobody, "--vk", vk], "UNAVAILABLE"),
+        ([*batch, "--token", "t"], "--token goes with --addr"),
+        ([*batch, "--vk", vk], "--vk goes with --addr"),
+        ([*batch, "--addr", nobody, "--set", "batch.max_size=2"], "--set applies to the in-process engine"),
+        ([*batch, "--addr", nobody, "--backend", "cpu"], "--backend applies to the in-process engine"),
+        ([*batch, "--addr", nobody, "--timeline", str(tmp_path / "t.jsonl")], "--timeline applies to"),
+    ):
+        code, err = _run(argv, capsys)
+        assert code == 2 and says in err and "Traceback" not in err, (argv, err)
+        assert len([ln for ln in err.splitlines() if "error" in ln]) == 1, err
+    assert not (tmp_path / "t.jsonl").exists()
+
+
 def test_a_manifest_of_the_wrong_shape_is_exit_2(files, capsys):
     bad = files.bad(O.input_dir)["manifest of the wrong shape"]
     code, err = _run(["prove", "--circuit", CIRCUIT, "--params", str(bad)], capsys)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +11,7 @@ import pytest
 from cuzk.cli.main import main
 from cuzk.errors import FormatError
 from cuzk.instrument.waterfall import build, colour, merged_length, read_jsonl, render
+from tools.headless import chromium, elements, open_page
 
 
 def _span(name, start, end, *, job="", depth=0, **attrs):
@@ -91,42 +89,48 @@ def test_png_decodes_with_the_phase_colours(tmp_path: Path) -> None:
     assert _hex(colour("verify")) not in present  # a phase that is not in the timeline is not drawn
 
 
-class _Collect(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict]] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-
 def test_html_is_one_self_contained_file(tmp_path: Path) -> None:
     out = tmp_path / "w.html"
     render(two_job_pipeline(), out)
     text = out.read_text()
-    parser = _Collect()
-    parser.feed(text)
-    refs = [a for t, a in parser.tags for k in ("src", "href") if k in a]
+    refs = [e.attrs for e in elements(text) if "src" in e.attrs or "href" in e.attrs]
     assert refs == []  # no scripts, styles or images fetched from anywhere
-    phases = {a.get("data-phase") for t, a in parser.tags if t == "rect"}
+    phases = {e.attrs.get("data-phase") for e in elements(text, tag="rect")}
     assert {"synthesis", "msm_h", "epilogue", "lock_wait"} <= phases
     assert "device 0 (55% busy)" in text
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")), reason="no chromium")
-def test_html_opens_in_headless_chromium(tmp_path: Path) -> None:
+@pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
+def test_html_opens_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cuzk timeline render -o out.html` as a browser sees it: no errors, no requests, lanes and labels."""
+    tl = tmp_path / "run.jsonl"
+    tl.write_text("".join(json.dumps(s) + "\n" for s in two_job_pipeline()))
     out = tmp_path / "w.html"
-    render(two_job_pipeline(), out)
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    proc = subprocess.run(
-        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", out.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    assert main(["timeline", "render", str(tl), "-o", str(out)]) == 0
+    capsys.readouterr()
+    page = open_page(out.as_uri(), budget_ms=1000)
+    assert page.console == [] and page.requests == []  # no script error; one self-contained file
+    lanes = [e.text for e in elements(page.dom, within="waterfall", cls="lane")]
+    assert lanes == ["device 0 (55% busy)", "worker 0", "worker 1"]
+    labels = {e.text for e in elements(page.dom, within="waterfall", cls="label")}
+    assert labels == {"a/p0", "b/p0"}  # job and partition labels
+    rects = elements(page.dom, within="waterfall", tag="rect", cls="bar")
+    assert len(rects) == len(two_job_pipeline())
+    assert sum("stroke" in e.attrs for e in rects) == 4  # the critical path: four bars outlined
+
+
+@pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
+def test_the_headless_check_sees_errors_and_requests(tmp_path: Path) -> None:
+    """The control of the check above: a page with an uncaught error and a remote image is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        '<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/x.png"><p id="p">before</p><script>'
+        'document.getElementById("p").textContent = "after"; no_such_function();</script></body></html>'
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert 'data-phase="msm_h"' in proc.stdout
-    assert "Uncaught" not in proc.stderr
+    page = open_page(bad.as_uri(), budget_ms=500)
+    assert '<p id="p">after</p>' in page.dom
+    assert any("Uncaught ReferenceError" in m for m in page.console), page.console
+    assert page.requests == ["http://127.0.0.1:9/x.png"]
 
 
 def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,6 +55,7 @@ class Daemon:
         if "listening on" not in line:
             err = self.proc.stderr.read() if self.proc.stderr else ""
             raise AssertionError(f"daemon did not start: {line!r} {err[-3000:]}")
+        self.banner = line  # "cuzk daemon listening on ADDR[; status on http://HOST:PORT/]"
         self.address = line.rsplit("listening on ", 1)[1].split(";")[0].strip()
         self.signalled = False
 

@@ -54,10 +54,12 @@ MESSAGES: dict[str, list[tuple]] = {
         ("gpus", 1, M, REPEATED), ("loaded_srs", 2, M, REPEATED), ("queues", 3, M, REPEATED),
         ("total_proofs_completed", 4, U64), ("total_proofs_failed", 5, U64), ("uptime_seconds", 6, U64),
         ("pinned_memory_bytes", 7, U64), ("pinned_memory_limit_bytes", 8, U64),
+        ("memory_budget_bytes", 40, U64), ("memory_reserved_bytes", 41, U64), ("memory_peak_bytes", 42, U64),
     ],
     "GPUStatus": [
         ("ordinal", 1, U32), ("name", 2, S), ("vram_total_bytes", 3, U64), ("vram_free_bytes", 4, U64),
         ("current_job_id", 5, S), ("current_proof_kind", 6, S),
+        ("workers", 40, U32), ("busy_workers", 41, U32),
     ],
     "SRSStatus": [("circuit_id", 1, S), ("tier", 2, E), ("size_bytes", 3, U64), ("ref_count", 4, U32)],
     "QueueStatus": [("proof_kind", 1, S), ("pending", 2, U32), ("in_progress", 3, U32)],

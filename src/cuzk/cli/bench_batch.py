@@ -8,26 +8,34 @@ this process and of its synthesis workers, and queue waits. Then the same
 jobs (same seeds) are proved in this process without the pipeline, and the
 ratio of the two wall times is the pipeline's gain. Parameters are loaded and
 one warm-up job is run before either timing, so both are warm.
+
+With `--addr`, the jobs go to a running daemon instead (cli/bench_remote.py):
+the same per-job lines and summary, from the timings the daemon returns, and
+every proof verified here against the circuit's vk.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import resource
 import statistics
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from cuzk.cli.output import (
     add_backend_option,
     add_timeline_option,
     check_output_paths,
+    input_file,
     nonnegative_int,
     output_file,
     positive_int,
     write_timeline,
 )
+from cuzk.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,6 +57,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-baseline", action="store_true", help="skip the one-after-another run")
     p.add_argument("--json", type=output_file, help="also write the figures here")
+    p.add_argument(
+        "--addr",
+        help="drive a running daemon (unix:///path/cuzk.sock or host:port) instead of an in-process engine",
+    )
+    p.add_argument("--token", help="with --addr: the daemon's bearer token (default: CUZK_TOKEN)")
+    p.add_argument(
+        "--vk",
+        type=input_file,
+        help="with --addr: the circuit's .vk to verify the daemon's proofs against "
+        "(default: the one in the local parameter cache)",
+    )
     add_timeline_option(p)
     add_backend_option(p)
     p.set_defaults(func=cmd_batch)
@@ -57,7 +76,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def engine_config(backend: str | None, settings: list[str]) -> Any:
     """EngineConfig from --backend and --set KEY=VALUE texts (UsageError naming the valid keys)."""
     from cuzk.engine import EngineConfig
-    from cuzk.errors import UsageError
 
     pairs: dict[str, str] = {}
     for item in settings:
@@ -73,6 +91,48 @@ def _seconds(result: Any, name: str) -> float:
     return sum(s.seconds for s in result.timeline.spans if s.name == name)
 
 
+@contextlib.contextmanager
+def progress_bar(con: Any, label: str, count: int) -> Iterator[tuple[Any, Any]]:
+    """A transient bar of jobs done, above which the per-job lines are printed."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=con, transient=True) as bar:  # fmt: skip
+        yield bar, bar.add_task("jobs", total=count)
+
+
+def job_line(row: dict[str, Any]) -> str:
+    """One job's line: its status, latency and the phase times known for it (None: not measured)."""
+    parts = [f"{name} {row[key]:.3f}" for name, key in _PHASES if row.get(key) is not None]
+    if row.get("devices") is not None:
+        parts[-1] += f"; device {row['devices']}"
+    return (
+        f"job {row['job']:3d} seed {row['seed']}: {row['status']} in {row['latency_s']:.3f} s ({', '.join(parts)})"
+        + (f": {row['error']}" if row.get("error") else "")
+    )
+
+
+_PHASES = (("queue", "queue_wait_s"), ("srs", "srs_load_s"), ("synthesis", "synthesis_s"), ("gpu", "gpu_s"),
+           ("finalize", "finalize_s"))  # fmt: skip
+
+
+def summary(rows: list[dict[str, Any]], wall: float, partitions: int) -> dict[str, Any]:
+    """The run's figures from its job rows: steady state (completion spacing after the first), rate, waits."""
+    count = len(rows)
+    done_at = sorted(r["done_s"] for r in rows)
+    waits = [r["queue_wait_s"] for r in rows]
+    return {
+        "jobs": rows,
+        "wall_s": wall,
+        "steady_s_per_job": (done_at[-1] - done_at[0]) / (count - 1) if count > 1 else wall,
+        "wall_s_per_job": wall / count,
+        "proofs_per_minute": 60.0 * count * partitions / wall,
+        "queue_wait_median_s": statistics.median(waits),
+        "queue_wait_max_s": max(waits),
+        "failed": sum(r["status"] != "completed" for r in rows),
+    }
+
+
 def run_batch(
     circuit: str,
     count: int,
@@ -85,8 +145,6 @@ def run_batch(
     show: Any = None,
 ) -> dict[str, Any]:
     """Prove `count` jobs through the engine (and, with baseline, one after another); the figures."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from cuzk.cli.output import console
     from cuzk.engine import Engine, JobStatus, ProofRequest, work
     from cuzk.errors import EngineError
@@ -94,7 +152,7 @@ def run_batch(
     con = show or console()
     window = concurrency or count
     seeds = [seed + j * partitions for j in range(count)]
-    out: dict[str, Any] = {"circuit": circuit, "count": count, "partitions": partitions,
+    out: dict[str, Any] = {"mode": "engine", "circuit": circuit, "count": count, "partitions": partitions,
                            "concurrency": window, "config": {k: getattr(config, k) for k in config.SETTABLE}}  # fmt: skip
     with Engine(config) as engine:
         t = time.perf_counter()
@@ -111,9 +169,7 @@ def run_batch(
         timelines = []
         handles: list[tuple[int, Any, float]] = []
         t0 = time.perf_counter()
-        with Progress(TextColumn("engine"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=con, transient=True) as bar:  # fmt: skip
-            task = bar.add_task("jobs", total=count)
+        with progress_bar(con, "engine", count) as (bar, task):
             nxt = 0
             while nxt < count or handles:
                 while nxt < count and len(handles) < window:
@@ -133,32 +189,15 @@ def run_batch(
                     "finalize_s": _seconds(r, "finalize"), "devices": devices,
                 }  # fmt: skip
                 rows.append(row)
-                bar.console.print(
-                    f"job {j:3d} seed {seeds[j]}: {r.status.value} in {row['latency_s']:.3f} s "
-                    f"(queue {row['queue_wait_s']:.3f}, synthesis {row['synthesis_s']:.3f}, "
-                    f"gpu {row['gpu_s']:.3f}, finalize {row['finalize_s']:.3f}; device {devices})"
-                    + (f": {r.error}" if r.error else ""),
-                    soft_wrap=True,
-                )
+                bar.console.print(job_line(row), soft_wrap=True)
                 bar.advance(task)
         t1 = time.perf_counter()
         out["gpu_busy"] = engine.gpu_busy(t0, t1)
         out["memory_peak"] = engine.budget.peak()
         out["memory_budget"] = engine.budget.total
-    done_at = sorted(r["done_s"] for r in rows)
-    wall = t1 - t0
-    steady = (done_at[-1] - done_at[0]) / (count - 1) if count > 1 else wall
-    waits = [r["queue_wait_s"] for r in rows]
     out.update(
         timelines=timelines,
-        jobs=rows,
-        wall_s=wall,
-        steady_s_per_job=steady,
-        wall_s_per_job=wall / count,
-        proofs_per_minute=60.0 * count * partitions / wall,
-        queue_wait_median_s=statistics.median(waits),
-        queue_wait_max_s=max(waits),
-        failed=sum(r["status"] != "completed" for r in rows),
+        **summary(rows, t1 - t0, partitions),
         peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         peak_rss_children_mib=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     )
@@ -171,7 +210,7 @@ def run_batch(
         times = work.prove_one_by_one(circuit, all_seeds, resident)
         out["baseline_wall_s"] = time.perf_counter() - t
         out["baseline_s_per_job"] = sum(times) / count
-        out["pipeline_gain"] = out["baseline_wall_s"] / wall
+        out["pipeline_gain"] = out["baseline_wall_s"] / out["wall_s"]
     return out
 
 
@@ -179,44 +218,70 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from cuzk.cli.output import console, progress_printer
 
     check_output_paths(args.json, args.timeline)
-    config = engine_config(args.backend, args.set)
     say = progress_printer()
-    say(f"engine on {config.backend}: {args.count} job(s) of {args.circuit} x{args.partitions} partition(s)")
-    res = run_batch(
-        args.circuit,
-        args.count,
-        config=config,
-        concurrency=args.concurrency,
-        partitions=args.partitions,
-        seed=args.seed,
-        baseline=not args.no_baseline,
-    )
-    write_timeline(args.timeline, res.pop("timelines"))
+    if args.addr:
+        from cuzk.cli.bench_remote import check_remote_args, run_remote
+
+        check_remote_args(args)
+        say(f"daemon at {args.addr}: {args.count} job(s) of {args.circuit} x{args.partitions} partition(s)")
+        res = run_remote(args)
+    else:
+        for name in ("token", "vk"):
+            if getattr(args, name):
+                raise UsageError(
+                    f"--{name} goes with --addr (a daemon); the in-process engine verifies its proofs"
+                )
+        config = engine_config(args.backend, args.set)
+        say(
+            f"engine on {config.backend}: {args.count} job(s) of {args.circuit} x{args.partitions} partition(s)"
+        )
+        res = run_batch(
+            args.circuit,
+            args.count,
+            config=config,
+            concurrency=args.concurrency,
+            partitions=args.partitions,
+            seed=args.seed,
+            baseline=not args.no_baseline,
+        )
+        write_timeline(args.timeline, res.pop("timelines"))
+    print_summary(res)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    if res["failed"]:
+        console().print(f"{res['failed']} job(s) failed")
+        return 1
+    return 0
+
+
+def print_summary(res: dict[str, Any]) -> None:
+    """The run's summary lines; the figures a daemon run does not have (GPU busy, memory) are left out."""
+    from cuzk.cli.output import console
+
     con = console()
+    busy = f"GPU busy {100 * res['gpu_busy']:.1f}%; " if "gpu_busy" in res else ""
     con.print(
-        f"engine: {res['count']} job(s) in {res['wall_s']:.3f} s ({res['wall_s_per_job']:.3f} s per job); steady "
-        f"state {res['steady_s_per_job']:.3f} s per job (between first and last completion); {res['proofs_per_minute']:.1f} proofs/min; GPU busy {100 * res['gpu_busy']:.1f}%; "
+        f"{res['mode']}: {res['count']} job(s) in {res['wall_s']:.3f} s ({res['wall_s_per_job']:.3f} s per job); "
+        f"steady state {res['steady_s_per_job']:.3f} s per job (between first and last completion); "
+        f"{res['proofs_per_minute']:.1f} proofs/min; {busy}"
         f"queue wait median {res['queue_wait_median_s']:.3f} s, max {res['queue_wait_max_s']:.3f} s",
         soft_wrap=True,
     )
-    con.print(
-        f"memory: peak {res['memory_peak'] / 2**20:.1f} MiB reserved of a {res['memory_budget'] / 2**20:.1f} MiB "
-        f"budget; peak RSS {res['peak_rss_mib']:.1f} MiB (this process), "
-        f"{res['peak_rss_children_mib']:.1f} MiB (largest worker)",
-        soft_wrap=True,
-    )
+    if "memory_peak" in res:
+        con.print(
+            f"memory: peak {res['memory_peak'] / 2**20:.1f} MiB reserved of a {res['memory_budget'] / 2**20:.1f} MiB "
+            f"budget; peak RSS {res['peak_rss_mib']:.1f} MiB (this process), "
+            f"{res['peak_rss_children_mib']:.1f} MiB (largest worker)",
+            soft_wrap=True,
+        )
     con.print(
         f"set-up: parameters {res['srs_load_s']:.2f} s, warm-up job {res['warmup_s']:.2f} s (not counted)"
     )
+    if "verified" in res:
+        con.print(f"verified here: {res['verified']} proof(s) valid against {res['vk']}", soft_wrap=True)
     if "baseline_wall_s" in res:
         con.print(
             f"one after another: {res['baseline_wall_s']:.3f} s ({res['baseline_s_per_job']:.3f} s per job); "
             f"pipeline gain {res['pipeline_gain']:.2f}x",
             soft_wrap=True,
         )
-    if args.json:
-        args.json.write_text(json.dumps(res, indent=2, default=str) + "\n")
-    if res["failed"]:
-        con.print(f"{res['failed']} job(s) failed")
-        return 1
-    return 0

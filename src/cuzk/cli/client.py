@@ -236,12 +236,14 @@ def cmd_client(args: argparse.Namespace) -> int:
 def _status_text(d: dict[str, Any]) -> str:
     lines = [
         f"uptime {d['uptime_seconds']} s; proofs completed {d['total_proofs_completed']}, "
-        f"failed {d['total_proofs_failed']}"
+        f"failed {d['total_proofs_failed']}; memory {int(d['memory_reserved_bytes']) >> 20} MiB reserved of "
+        f"{int(d['memory_budget_bytes']) >> 20} MiB (peak {int(d['memory_peak_bytes']) >> 20} MiB)"
     ]
     for g in d.get("gpus", []):
         job = f"proving {g['current_job_id']} ({g['current_proof_kind']})" if g["current_job_id"] else "idle"
         lines.append(
-            f"gpu {g['ordinal']} {g['name']}: {job}; vram free {int(g['vram_free_bytes']) >> 20} MiB"
+            f"gpu {g['ordinal']} {g['name']}: {job}; {g['busy_workers']} of {g['workers']} workers busy; "
+            f"vram free {int(g['vram_free_bytes']) >> 20} MiB"
         )
     for s in d.get("loaded_srs", []):
         lines.append(

@@ -724,10 +724,12 @@ class Engine:
             if unit.partition >= job.partitions:
                 continue
             member = next((m for m in unit.members if m.job is job), None)
-            if unit.pending is not None:
-                states[unit.partition] = "gpu"
+            if unit.pending is not None:  # the GPU part is done: G2 MSM and assembly on the CPU
+                states[unit.partition] = "finalizing"
             elif member is not None and member.result is not None:
-                states[unit.partition] = "synth_done"
+                states[unit.partition] = "synth_done"  # waiting for a GPU worker
+            elif member is not None and member.resolved:  # its synthesis result went to a GPU worker
+                states[unit.partition] = "gpu"
             elif unit.reservation is not None:
                 states[unit.partition] = "synthesizing"
         for p in job.proofs:

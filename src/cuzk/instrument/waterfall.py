@@ -284,7 +284,7 @@ def html_document(wf: Waterfall, *, title: str = "") -> str:
     scale = (width - left - 20) / (wf.window or 1.0)
     critical = {id(b) for b in wf.critical}
     row = {lane: i for i, lane in enumerate(wf.lanes)}
-    rects = []
+    rects, names = [], []  # names: job/partition labels, drawn over every bar
     for b in sorted(wf.bars, key=lambda b: b.depth):
         inset = min(3 * b.depth, 8)
         x, y = left + b.start * scale, top + row[b.lane] * lane_h + 2 + inset
@@ -295,8 +295,13 @@ def html_document(wf: Waterfall, *, title: str = "") -> str:
             f'width="{max(b.seconds * scale, 0.5):.2f}" height="{lane_h - 4 - 2 * inset}" '
             f'fill="{colour(b.name)}"{stroke}><title>{html.escape(tip)}</title></rect>'
         )
+        if b.label and b.depth == 0 and b.seconds > wf.window * 0.04:  # as on the PNG: wide bars only
+            names.append(
+                f'<text class="label" x="{x + b.seconds * scale / 2:.2f}" y="{y + lane_h / 2 + 1:.2f}" '
+                f'font-size="10" text-anchor="middle">{html.escape(b.label)}</text>'
+            )
     labels = [
-        f'<text x="4" y="{top + i * lane_h + lane_h / 2 + 4}" font-size="12">{html.escape(lane)}'
+        f'<text class="lane" x="4" y="{top + i * lane_h + lane_h / 2 + 4}" font-size="12">{html.escape(lane)}'
         + (f" ({wf.busy[lane] * 100:.0f}% busy)" if lane in wf.busy else "")
         + "</text>"
         for i, lane in enumerate(wf.lanes)
@@ -325,6 +330,7 @@ body {{ font-family: sans-serif; margin: 16px; }}
 <svg id="waterfall" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">
 {"".join(labels)}
 {"".join(rects)}
+{"".join(names)}
 {axis}
 </svg>
 <div id="info"></div>

@@ -86,6 +86,7 @@ class Daemon:
         self.servicer: Any = None
         self.address = ""
         self.status_port = 0
+        self._socket: Path | None = None  # the socket this daemon bound (and only it removes on stop)
         self._stopped = threading.Event()
 
     def start(self) -> None:
@@ -117,6 +118,7 @@ class Daemon:
                 self.server.add_insecure_port(f"unix:{path}")
             finally:
                 os.umask(old)
+            self._socket = path
             os.chmod(path, 0o600)
             self.address = f"unix://{path}"
         else:
@@ -172,10 +174,9 @@ class Daemon:
             self.server.stop(grace=2).wait()
         if self.http is not None:
             self.http.stop()
-        path = _unix_path(self.cfg.listen)
-        if path is not None:
+        if self._socket is not None:  # not a live daemon's socket that this one was refused over
             with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+                self._socket.unlink()
 
 
 def run(cfg: DaemonConfig) -> int:

@@ -327,6 +327,9 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
         total_proofs_completed=int(st["counters"].get("completed", 0)),
         total_proofs_failed=int(st["counters"].get("failed", 0)),
         uptime_seconds=int(uptime),
+        memory_budget_bytes=int(st["memory"]["total"]),
+        memory_reserved_bytes=int(st["memory"]["used"]),
+        memory_peak_bytes=int(st["memory"].get("peak", 0)),
     )
     by_device: dict[int, list[Mapping[str, Any]]] = {}
     for w in st["gpu_workers"]:
@@ -341,6 +344,8 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
             vram_free_bytes=int(info.get("free_bytes", 0)),
             current_job_id=str(busy["job"]) if busy else "",
             current_proof_kind=display_kind(str(busy.get("family", ""))) if busy else "",
+            workers=len(workers),
+            busy_workers=sum(1 for w in workers if w.get("job")),
         )
     for entry in st["srs"]:
         key = entry["key"]
@@ -350,8 +355,6 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
             size_bytes=int(entry["size_bytes"]),
             ref_count=int(entry["ref_count"]),
         )
-    for kind, q in sorted(st.get("queues_by_kind", {}).items()):
-        msg.queues.add(
-            proof_kind=display_kind(kind), pending=int(q["pending"]), in_progress=int(q["in_progress"])
-        )
+    for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
+        msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
     return msg

@@ -95,6 +95,7 @@ def status_json(engine: Any, *, started: float) -> dict[str, Any]:
         "recent_jobs": [
             {
                 "job_id": j["job_id"],
+                "status": j["status"],
                 "spans": [
                     {"name": s["name"], "start": s["start"], "end": s["end"], "colour": colour(s["name"])}
                     for s in j["spans"]

@@ -160,7 +160,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("gpus", "loaded_srs", "queues", "total_proofs_completed", "total_proofs_failed", "uptime_seconds", "pinned_memory_bytes", "pinned_memory_limit_bytes")
+    __slots__ = ("gpus", "loaded_srs", "queues", "total_proofs_completed", "total_proofs_failed", "uptime_seconds", "pinned_memory_bytes", "pinned_memory_limit_bytes", "memory_budget_bytes", "memory_reserved_bytes", "memory_peak_bytes")
     GPUS_FIELD_NUMBER: _ClassVar[int]
     LOADED_SRS_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
@@ -169,6 +169,9 @@ class GetStatusResponse(_message.Message):
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
     PINNED_MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
     PINNED_MEMORY_LIMIT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BUDGET_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_RESERVED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_PEAK_BYTES_FIELD_NUMBER: _ClassVar[int]
     gpus: _containers.RepeatedCompositeFieldContainer[GPUStatus]
     loaded_srs: _containers.RepeatedCompositeFieldContainer[SRSStatus]
     queues: _containers.RepeatedCompositeFieldContainer[QueueStatus]
@@ -177,23 +180,30 @@ class GetStatusResponse(_message.Message):
     uptime_seconds: int
     pinned_memory_bytes: int
     pinned_memory_limit_bytes: int
-    def __init__(self, gpus: _Optional[_Iterable[_Union[GPUStatus, _Mapping]]] = ..., loaded_srs: _Optional[_Iterable[_Union[SRSStatus, _Mapping]]] = ..., queues: _Optional[_Iterable[_Union[QueueStatus, _Mapping]]] = ..., total_proofs_completed: _Optional[int] = ..., total_proofs_failed: _Optional[int] = ..., uptime_seconds: _Optional[int] = ..., pinned_memory_bytes: _Optional[int] = ..., pinned_memory_limit_bytes: _Optional[int] = ...) -> None: ...
+    memory_budget_bytes: int
+    memory_reserved_bytes: int
+    memory_peak_bytes: int
+    def __init__(self, gpus: _Optional[_Iterable[_Union[GPUStatus, _Mapping]]] = ..., loaded_srs: _Optional[_Iterable[_Union[SRSStatus, _Mapping]]] = ..., queues: _Optional[_Iterable[_Union[QueueStatus, _Mapping]]] = ..., total_proofs_completed: _Optional[int] = ..., total_proofs_failed: _Optional[int] = ..., uptime_seconds: _Optional[int] = ..., pinned_memory_bytes: _Optional[int] = ..., pinned_memory_limit_bytes: _Optional[int] = ..., memory_budget_bytes: _Optional[int] = ..., memory_reserved_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ...) -> None: ...
 
 class GPUStatus(_message.Message):
-    __slots__ = ("ordinal", "name", "vram_total_bytes", "vram_free_bytes", "current_job_id", "current_proof_kind")
+    __slots__ = ("ordinal", "name", "vram_total_bytes", "vram_free_bytes", "current_job_id", "current_proof_kind", "workers", "busy_workers")
     ORDINAL_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     VRAM_TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
     VRAM_FREE_BYTES_FIELD_NUMBER: _ClassVar[int]
     CURRENT_JOB_ID_FIELD_NUMBER: _ClassVar[int]
     CURRENT_PROOF_KIND_FIELD_NUMBER: _ClassVar[int]
+    WORKERS_FIELD_NUMBER: _ClassVar[int]
+    BUSY_WORKERS_FIELD_NUMBER: _ClassVar[int]
     ordinal: int
     name: str
     vram_total_bytes: int
     vram_free_bytes: int
     current_job_id: str
     current_proof_kind: str
-    def __init__(self, ordinal: _Optional[int] = ..., name: _Optional[str] = ..., vram_total_bytes: _Optional[int] = ..., vram_free_bytes: _Optional[int] = ..., current_job_id: _Optional[str] = ..., current_proof_kind: _Optional[str] = ...) -> None: ...
+    workers: int
+    busy_workers: int
+    def __init__(self, ordinal: _Optional[int] = ..., name: _Optional[str] = ..., vram_total_bytes: _Optional[int] = ..., vram_free_bytes: _Optional[int] = ..., current_job_id: _Optional[str] = ..., current_proof_kind: _Optional[str] = ..., workers: _Optional[int] = ..., busy_workers: _Optional[int] = ...) -> None: ...
 
 class SRSStatus(_message.Message):
     __slots__ = ("circuit_id", "tier", "size_bytes", "ref_count")
