@@ -23,6 +23,7 @@ import resource
 import statistics
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from cuzk.cli.output import (
@@ -133,6 +134,20 @@ def summary(rows: list[dict[str, Any]], wall: float, partitions: int) -> dict[st
     }
 
 
+def _peak_rss_mib(pid: int) -> float | None:
+    """A live process's peak resident set (Linux VmHWM); None where /proc does not say.
+
+    (getrusage(RUSAGE_CHILDREN) counts only children already waited for: the live synthesis
+    workers are not among them.)"""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def run_batch(
     circuit: str,
     count: int,
@@ -195,11 +210,12 @@ def run_batch(
         out["gpu_busy"] = engine.gpu_busy(t0, t1)
         out["memory_peak"] = engine.budget.peak()
         out["memory_budget"] = engine.budget.total
+        workers_hwm = [_peak_rss_mib(pid) for pid in engine.status()["synthesis_workers"]["pids"]]
     out.update(
         timelines=timelines,
         **summary(rows, t1 - t0, partitions),
         peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        peak_rss_children_mib=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        peak_rss_children_mib=max((m for m in workers_hwm if m is not None), default=None),
     )
     if baseline:
         resident = work.load_resident(circuit, config.backend, config.devices[0], g2_on_cpu=config.g2_on_cpu,
@@ -271,7 +287,11 @@ def print_summary(res: dict[str, Any]) -> None:
         con.print(
             f"memory: peak {res['memory_peak'] / 2**20:.1f} MiB reserved of a {res['memory_budget'] / 2**20:.1f} MiB "
             f"budget; peak RSS {res['peak_rss_mib']:.1f} MiB (this process), "
-            f"{res['peak_rss_children_mib']:.1f} MiB (largest worker)",
+            + (
+                f"{res['peak_rss_children_mib']:.1f} MiB (largest synthesis worker)"
+                if res.get("peak_rss_children_mib") is not None
+                else "synthesis workers not measured"
+            ),
             soft_wrap=True,
         )
     con.print(
