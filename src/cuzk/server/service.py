@@ -52,8 +52,58 @@ def display_kind(family: str) -> str:
     return DISPLAY.get(family, family)
 
 
+#: A job id (request_id, job_id) is a key of the journal and shows in logs: short and printable.
+MAX_ID_CHARS = 256
+#: Partitions of one job: the reference's largest kind has 16; far more is a hostile or broken client
+#: (10^9 partitions would be 10^9 units in memory before the budget could refuse them).
+MAX_PARTITIONS = 1024
+
+
+def check_id(value: str, name: str) -> str:
+    """A job or request id as the journal keys it: non-empty, at most MAX_ID_CHARS, printable."""
+    if not value:
+        raise UsageError(f"{name} is empty")
+    if len(value) > MAX_ID_CHARS:
+        raise UsageError(f"{name} is {len(value)} characters long; at most {MAX_ID_CHARS} are allowed")
+    if not value.isprintable():
+        raise UsageError(f"{name} {value[:40]!r} has non-printable characters")
+    return value
+
+
+def _check_partitions(n: int, what: str) -> None:
+    if n > MAX_PARTITIONS:
+        raise UsageError(f"{what}: {n} partitions asked for; at most {MAX_PARTITIONS} in one job")
+
+
+def check_request(msg: Any, cfg: DaemonConfig) -> Any:
+    """The service's validation of one request message, before it touches the engine.
+
+    SubmitProofRequest (and the one inside ProveRequest) becomes a ProofRequest; job ids and
+    circuit ids are checked; GetStatus and GetMetrics take nothing. A bad request is a UsageError
+    (INVALID_ARGUMENT) naming the field. The fuzz targets run every request message through this.
+    """
+    if isinstance(msg, pb.SubmitProofRequest):
+        return to_proof_request(msg, cfg)
+    if isinstance(msg, pb.ProveRequest):
+        if not msg.HasField("submit"):
+            raise UsageError("missing submit field")
+        return to_proof_request(msg.submit, cfg)
+    if isinstance(msg, pb.AwaitProofRequest | pb.CancelProofRequest):
+        return check_id(msg.job_id, "job_id")
+    if isinstance(msg, pb.PreloadSrsRequest | pb.EvictSrsRequest):
+        from cuzk.circuits import get_circuit
+
+        get_circuit(check_id(msg.circuit_id, "circuit_id"))  # UnknownCircuitError names the known ones
+        return msg.circuit_id
+    if isinstance(msg, pb.GetStatusRequest | pb.GetMetricsRequest):
+        return None
+    raise UsageError(f"{type(msg).__name__} is not a request of cuzk.v1.ProvingEngine")
+
+
 def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequest:
     """A SubmitProofRequest as a ProofRequest; anything that cannot be proved here is a UsageError."""
+    if msg.request_id:
+        check_id(msg.request_id, "request_id")
     if msg.vanilla_proof or len(msg.vanilla_proofs):
         raise UsageError(
             "real Filecoin inputs (vanilla_proof / vanilla_proofs) are not supported: this daemon proves "
@@ -68,6 +118,7 @@ def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequ
             raise UsageError(f"unknown zkey_id {msg.zkey_id!r} ({known})")
         if not len(msg.witnesses):
             raise UsageError("a zkey_id request needs its circom witnesses (field 45)")
+        _check_partitions(len(msg.witnesses), "witnesses")
         witnesses = [_wtns(raw, j) for j, raw in enumerate(msg.witnesses)]
         return ProofRequest(
             zkey=cfg.zkeys[msg.zkey_id],
@@ -90,6 +141,7 @@ def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequ
     partitions = msg.partitions or None
     if partitions is None and instances is None and not msg.circuit and kind:
         partitions = cfg.partitions[KINDS[kind][0]]
+    _check_partitions(partitions or 0, "partitions")
     return ProofRequest(
         circuit=circuit,
         seed=msg.instance_seed,
@@ -135,10 +187,13 @@ def _instances(text: str, circuit_name: str) -> list[dict[str, np.ndarray]]:
 
     try:
         data = json.loads(text)
+    except RecursionError as exc:  # the stdlib decoder recurses once per nesting level
+        raise UsageError("instances_json is nested too deeply") from exc
     except ValueError as exc:
         raise UsageError(f"instances_json is not JSON: {exc}") from exc
     if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
         raise UsageError("instances_json must be a non-empty list of objects, one per partition")
+    _check_partitions(len(data), "instances_json")
     schema = get_circuit(circuit_name).schema()
     out = []
     for j, obj in enumerate(data):
@@ -149,18 +204,31 @@ def _instances(text: str, circuit_name: str) -> list[dict[str, np.ndarray]]:
         for name, (kind, shape) in schema.items():
             where = f"instances_json[{j}].{name}"
             if kind == "bits":
-                arr = np.asarray(obj[name])
+                try:  # a ragged nesting is a ValueError of numpy's
+                    arr = np.asarray(obj[name])
+                except ValueError:
+                    arr = np.zeros(0)
                 if arr.shape != tuple(shape) or not np.isin(arr, (0, 1)).all():
                     raise UsageError(f"{where}: expected 0/1 values of shape {tuple(shape)}")
                 inst[name] = arr.astype(np.uint8)
             else:
-                flat = np.asarray(obj[name], dtype=object)
+                try:
+                    flat = np.asarray(obj[name], dtype=object)
+                except ValueError:
+                    flat = np.zeros(0, dtype=object)
                 if flat.shape != tuple(shape):
                     raise UsageError(f"{where}: expected decimal strings of shape {tuple(shape)}")
                 values = []
                 for s in flat.reshape(-1):
-                    if not isinstance(s, str) or not s.isdigit() or int(s) >= C.R:
-                        raise UsageError(f"{where}: {s!r} is not a canonical decimal field element")
+                    # ASCII digits only (int() refuses superscripts that isdigit() admits), no more
+                    # than r has (int() refuses strings over 4300 digits)
+                    if (
+                        not isinstance(s, str)
+                        or not (s.isascii() and s.isdigit())
+                        or len(s) > len(str(C.R))
+                        or int(s) >= C.R
+                    ):
+                        raise UsageError(f"{where}: {str(s)[:80]!r} is not a canonical decimal field element")
                     values.append(int(s))
                 inst[name] = FR.from_ints(values).reshape(*shape, 4)
         out.append(inst)
