@@ -18,9 +18,10 @@ from typing import Any
 
 import grpc
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from cuzk.engine import JobStatus, Priority, ProofRequest
-from cuzk.errors import CuzkError, UsageError, grpc_status
+from cuzk.errors import CuzkError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
 from cuzk.server.v1 import proving_pb2 as pb
 from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
@@ -57,6 +58,8 @@ MAX_ID_CHARS = 256
 #: Partitions of one job: the reference's largest kind has 16; far more is a hostile or broken client
 #: (10^9 partitions would be 10^9 units in memory before the budget could refuse them).
 MAX_PARTITIONS = 1024
+#: Runs of one journaled job that a restart may interrupt before it is failed instead of re-run.
+MAX_ATTEMPTS = 3
 
 
 def check_id(value: str, name: str) -> str:
@@ -257,29 +260,125 @@ def await_response(result: Any) -> pb.AwaitProofResponse:
 
 
 class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
-    """Maps each RPC onto the engine; refuses new work with UNAVAILABLE once draining."""
+    """Maps each RPC onto the engine; refuses new work with UNAVAILABLE once draining.
 
-    def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None) -> None:
+    With a journal, every accepted job is on disk before SubmitProof answers, and its terminal
+    status and AwaitProofResponse when it ends (an engine listener); an id the engine no longer
+    knows (after a restart, or pruned) is answered from the journal within result_retention.
+    """
+
+    def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None, journal: Any = None) -> None:
         self.engine = engine
         self.cfg = cfg
         self.metrics = metrics
+        self.journal = journal
         self.started = time.monotonic()
         self.draining = threading.Event()
         self._waiting = 0  # AwaitProof / Prove calls blocked on a job right now (a metric; tests sync on it)
         self._waiting_lock = threading.Lock()
+        self._intake = threading.Lock()  # look-up, journal and submit of one id happen as one step
+        self._pruned_at = 0.0
+        if journal is not None:
+            engine.add_listener(self._journal_result)
+
+    # --- the journal ---
+    def _journal_result(self, result: Any, _request: Any) -> None:
+        """Engine listener: a job's terminal status and response go to the journal."""
+        assert self.journal is not None
+        self.journal.finish(
+            result.job_id, result.status.value, await_response(result).SerializeToString(), result.error
+        )
+        now = time.monotonic()
+        if now - self._pruned_at > 60.0:  # results past their retention are forgotten here too
+            self._pruned_at = now
+            self.journal.prune(self.cfg.result_retention_s)
+
+    def _stored(self, job_id: str) -> pb.AwaitProofResponse | None:
+        """The journaled response of a finished job still within result_retention, else None."""
+        if self.journal is None:
+            return None
+        entry = self.journal.get(job_id)
+        if entry is None or entry.result is None or entry.finished_at is None:
+            return None
+        if entry.finished_at < time.time() - self.cfg.result_retention_s:
+            return None
+        return pb.AwaitProofResponse.FromString(entry.result)
+
+    def recover(self, on_restart: str) -> dict[str, int]:
+        """Jobs the last run accepted and never finished: re-run them, or mark them FAILED.
+
+        A job whose runs were interrupted MAX_ATTEMPTS times fails instead of being re-run again
+        (a job that kills the daemon must not kill every restart). Returns counts by outcome.
+        """
+        assert self.journal is not None
+        done = {"rerun": 0, "failed": 0}
+        for entry in self.journal.open_jobs():
+            why = "daemon restarted"
+            if on_restart == "rerun" and entry.attempts >= MAX_ATTEMPTS:
+                why = f"daemon restarted {entry.attempts} times while this job ran; not re-run again"
+            elif on_restart == "rerun":
+                try:
+                    req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
+                    self.journal.retry(entry.job_id)
+                    self.engine.submit(req)
+                    done["rerun"] += 1
+                    continue
+                except (CuzkError, DecodeError) as exc:
+                    why = f"daemon restarted; the job could not be re-run: {exc}"
+            resp = pb.AwaitProofResponse(
+                job_id=entry.job_id, status=pb.AwaitProofResponse.FAILED, error_message=why
+            )
+            self.journal.finish(entry.job_id, "failed", resp.SerializeToString(), why)
+            done["failed"] += 1
+        return done
 
     # --- helpers ---
     def _abort(self, context: grpc.ServicerContext, exc: BaseException) -> Any:
         code = getattr(grpc.StatusCode, grpc_status(exc))
         context.abort(code, str(exc) or type(exc).__name__)
 
-    def _submit(self, msg: pb.SubmitProofRequest, context: grpc.ServicerContext) -> Any:
+    def _submit(self, msg: pb.SubmitProofRequest, context: grpc.ServicerContext) -> tuple[str, int]:
+        """Accept a job (journaled first) or find the one with its id; (job_id, queue position)."""
         if self.draining.is_set():
             context.abort(grpc.StatusCode.UNAVAILABLE, "the daemon is shutting down and accepts no new jobs")
         try:
-            return self.engine.submit(to_proof_request(msg, self.cfg))
+            req = to_proof_request(msg, self.cfg)
+            if self.journal is None:
+                handle = self.engine.submit(req)
+                return handle.job_id, handle.queue_position
+            job_id = req.request_id  # always set: to_proof_request makes one when the client did not
+            with self._intake:
+                try:
+                    handle = self.engine.get(job_id)  # in flight or kept: the same job
+                    return handle.job_id, 0
+                except UnknownJobError:
+                    pass
+                if self._stored(job_id) is not None:  # finished before a restart: the same job
+                    return job_id, 0
+                wire = pb.SubmitProofRequest()
+                wire.CopyFrom(msg)
+                wire.request_id = job_id  # a re-run after a restart keeps the id its client awaits
+                self.journal.accept(job_id, wire.SerializeToString())
+                try:
+                    handle = self.engine.submit(req)
+                except BaseException:
+                    self.journal.withdraw(job_id)  # refused: it was never accepted
+                    raise
+            return handle.job_id, handle.queue_position
         except CuzkError as exc:
             return self._abort(context, exc)
+
+    def _await_id(
+        self, job_id: str, timeout_s: float | None, context: grpc.ServicerContext
+    ) -> pb.AwaitProofResponse:
+        try:
+            handle = self.engine.get(job_id)
+        except UnknownJobError as exc:
+            stored = self._stored(job_id)
+            if stored is None:
+                return self._abort(context, exc)
+            return stored
+        return self._await(handle, timeout_s, context)
 
     def _await(
         self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
@@ -315,35 +414,44 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
                 if not context.is_active():
                     context.abort(grpc.StatusCode.CANCELLED, "the client went away")
 
+    def _check(self, msg: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return check_request(msg, self.cfg)
+        except CuzkError as exc:
+            return self._abort(context, exc)
+
     # --- RPCs ---
     def SubmitProof(
         self, request: pb.SubmitProofRequest, context: grpc.ServicerContext
     ) -> pb.SubmitProofResponse:
-        handle = self._submit(request, context)
-        return pb.SubmitProofResponse(job_id=handle.job_id, queue_position=handle.queue_position)
+        job_id, position = self._submit(request, context)
+        return pb.SubmitProofResponse(job_id=job_id, queue_position=position)
 
     def AwaitProof(
         self, request: pb.AwaitProofRequest, context: grpc.ServicerContext
     ) -> pb.AwaitProofResponse:
-        try:
-            handle = self.engine.get(request.job_id)
-        except CuzkError as exc:
-            return self._abort(context, exc)
-        return self._await(handle, request.timeout_ms / 1e3 if request.timeout_ms else None, context)
+        self._check(request, context)
+        timeout_s = request.timeout_ms / 1e3 if request.timeout_ms else None
+        return self._await_id(request.job_id, timeout_s, context)
 
     def Prove(self, request: pb.ProveRequest, context: grpc.ServicerContext) -> pb.ProveResponse:
         if not request.HasField("submit"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "missing submit field")
-        handle = self._submit(request.submit, context)
-        return pb.ProveResponse(result=self._await(handle, None, context))
+        job_id, _ = self._submit(request.submit, context)
+        return pb.ProveResponse(result=self._await_id(job_id, None, context))
 
     def CancelProof(
         self, request: pb.CancelProofRequest, context: grpc.ServicerContext
     ) -> pb.CancelProofResponse:
+        self._check(request, context)
         try:
             handle = self.engine.get(request.job_id)
             was_running = handle.status is JobStatus.RUNNING
             cancelled = self.engine.cancel(request.job_id)
+        except UnknownJobError as exc:
+            if self._stored(request.job_id) is None:
+                return self._abort(context, exc)
+            return pb.CancelProofResponse(was_running=False)  # it finished before a restart
         except CuzkError as exc:
             return self._abort(context, exc)
         return pb.CancelProofResponse(was_running=bool(cancelled and was_running))
@@ -357,15 +465,19 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         text = self.metrics.text() if self.metrics is not None else ""
         with self._waiting_lock:
             waiting = self._waiting
+        busy = self.engine.status()["synthesis_workers"]["busy"]
         text += (
             "# HELP cuzk_rpc_waiting Prove and AwaitProof calls waiting for their job now\n"
             f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {waiting}\n"
+            "# HELP cuzk_synthesis_busy Synthesis worker processes holding a task now\n"
+            f"# TYPE cuzk_synthesis_busy gauge\ncuzk_synthesis_busy {busy}\n"
         )
         return pb.GetMetricsResponse(prometheus_text=text)
 
     def PreloadSRS(
         self, request: pb.PreloadSrsRequest, context: grpc.ServicerContext
     ) -> pb.PreloadSrsResponse:
+        self._check(request, context)
         try:
             loaded = self.engine.preload(request.circuit_id)
         except CuzkError as exc:
@@ -377,6 +489,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         )
 
     def EvictSRS(self, request: pb.EvictSrsRequest, context: grpc.ServicerContext) -> pb.EvictSrsResponse:
+        self._check(request, context)
         try:
             freed = self.engine.evict(request.circuit_id)
         except CuzkError as exc:
@@ -418,8 +531,6 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
             size_bytes=int(entry["size_bytes"]),
             ref_count=int(entry["ref_count"]),
         )
-    for kind, q in sorted(st.get("queues_by_kind", {}).items()):
-        msg.queues.add(
-            proof_kind=display_kind(kind), pending=int(q["pending"]), in_progress=int(q["in_progress"])
-        )
+    for kind, q in sorted(st.get("jobs_by_kind", {}).items()):  # jobs in flight per family
+        msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
     return msg
