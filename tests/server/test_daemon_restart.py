@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -28,11 +29,13 @@ PARTITIONS = 2
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     path = tmp_path_factory.mktemp("cache")
-    os.environ["CUZK_CACHE_DIR"] = str(path)  # verify() reads the daemon's parameters
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CUZK_CACHE_DIR", str(path))  # verify() reads the daemon's parameters
+        config.reload()
+        yield path
     config.reload()
-    return path
 
 
 def _await(d: Daemon, job_id: str) -> pb.AwaitProofResponse:

@@ -129,7 +129,7 @@ class Daemon:
         from cuzk.engine import Engine
         from cuzk.engine.metrics import EngineMetrics
         from cuzk.server.auth import TokenInterceptor
-        from cuzk.server.service import ProvingEngineServicer
+        from cuzk.server.service import DecodeInterceptor, ProvingEngineServicer
         from cuzk.server.status import status_json
         from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
@@ -158,7 +158,7 @@ class Daemon:
         limit = cfg.max_message_bytes
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="cuzk-grpc"),
-            interceptors=[TokenInterceptor(cfg.token)] if cfg.token else [],
+            interceptors=[*([TokenInterceptor(cfg.token)] if cfg.token else []), DecodeInterceptor()],
             options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
         )
         pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, self.server)

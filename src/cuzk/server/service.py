@@ -10,6 +10,7 @@ a proof that failed is not an RPC error but a FAILED response with its message.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -25,6 +26,8 @@ from cuzk.errors import CuzkError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
 from cuzk.server.v1 import proving_pb2 as pb
 from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+log = logging.getLogger("cuzk.daemon")
 
 #: ProofKind number -> (our kind name, the reference's display name used in status and metrics)
 KINDS: dict[int, tuple[str, str]] = {
@@ -364,6 +367,13 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
                 except BaseException:
                     self.journal.withdraw(job_id)  # refused: it was never accepted
                     raise
+                log.debug(
+                    "accepted job %s: %s, %d partition(s), from %s",
+                    job_id,
+                    req.key_name,
+                    req.partition_count,
+                    context.peer(),
+                )
             return handle.job_id, handle.queue_position
         except CuzkError as exc:
             return self._abort(context, exc)
@@ -534,3 +544,34 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
     for kind, q in sorted(st.get("jobs_by_kind", {}).items()):  # jobs in flight per family
         msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
     return msg
+
+
+class DecodeInterceptor(grpc.ServerInterceptor):
+    """Bytes that do not parse as the method's request message are INVALID_ARGUMENT, naming the message.
+
+    grpc's own deserialization failure is INTERNAL ("Exception deserializing request!"), which
+    reads as a bug of the server; a client that sent bad bytes should learn that it did.
+    """
+
+    def intercept_service(
+        self,
+        continuation: Any,
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None or handler.request_deserializer is None:
+            return handler
+        parse, inner = handler.request_deserializer, handler.unary_unary
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+
+        def behavior(raw: bytes, context: grpc.ServicerContext) -> Any:
+            try:
+                request = parse(raw)
+            except Exception as exc:  # DecodeError, or anything else the parser raises on bad bytes
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"the request of {method} does not parse as its message: {exc}",
+                )
+            return inner(request, context)
+
+        return handler._replace(request_deserializer=None, unary_unary=behavior)
