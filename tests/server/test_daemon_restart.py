@@ -53,6 +53,7 @@ def test_kill_9_mid_proof_loses_no_job(tmp_path: Path, cache: Path, mode: str) -
         )
     ).result
     assert before.status == pb.AwaitProofResponse.COMPLETED
+    verify("winning-tiny", 1, before)
     seeds = {f"open-{k}": 100 + 10 * k for k in range(JOBS)}
     for job_id, seed in seeds.items():
         req = pb.SubmitProofRequest(
@@ -116,6 +117,10 @@ def test_kill_9_mid_proof_loses_no_job(tmp_path: Path, cache: Path, mode: str) -
         want["failed"] = len(interrupted)
     assert counts == want
     rerun, failed = (len(interrupted), 0) if mode == "rerun" else (0, len(interrupted))
+    print(
+        f"restart ({mode}): {sum(counts.values())} jobs accepted, {len(interrupted)} interrupted by kill -9, "
+        f"{counts.get('completed', 0)} completed, {counts.get('failed', 0)} failed, 0 lost"
+    )
     assert f"{rerun} open job(s) of the last run re-run, {failed} failed (on_restart = {mode})" in log
 
 
@@ -140,6 +145,7 @@ def test_a_killed_synthesis_worker_fails_only_its_job(tmp_path: Path, cache: Pat
             pb.ProveRequest(submit=pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=1))
         )
         assert warm.result.status == pb.AwaitProofResponse.COMPLETED  # the synthesis pool is up
+        verify("winning-tiny", 1, warm.result)
         workers = [pid for pid, cmd in d.children() if "spawn_main" in cmd]
         assert len(workers) == 1, d.children()  # max_parallel_synthesis = 1
         pid = workers[0]
