@@ -10,8 +10,10 @@ each decoder.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -43,6 +45,7 @@ class _Scratch:
     def __init__(self) -> None:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.dir = Path(tempfile.mkdtemp(prefix="cuzk-fuzz-", dir=base))
+        atexit.register(shutil.rmtree, self.dir, True)  # tmpfs is memory: leave nothing behind
 
     def file(self, name: str, data: bytes) -> Path:
         path = self.dir / name
