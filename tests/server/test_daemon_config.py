@@ -149,3 +149,17 @@ def test_state_dir_and_on_restart(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     finally:
         held.close()
     _lock_state_dir(tmp_path / "s").close()  # free again once the holder is gone
+
+
+def test_a_daemon_that_cannot_start_leaves_signal_handling_as_it_was(tmp_path: Path) -> None:
+    """In-process callers (the CLI's bad-argument table) must not be left ignoring Ctrl-C."""
+    import signal
+
+    from cuzk.server.daemon import run
+
+    blocker = tmp_path / "not-a-socket"
+    blocker.write_text("x")
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    with pytest.raises(UsageError, match="is not a socket"):
+        run(load_config(None, listen=f"unix://{blocker}"))
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

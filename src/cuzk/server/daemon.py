@@ -245,11 +245,16 @@ def run(cfg: DaemonConfig) -> int:
         log.info("%s: stopping intake and draining", signal.Signals(signum).name)
         stop.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     daemon = Daemon(cfg)
     try:
         daemon.start()
+    except BaseException:  # never served: clean up and leave the caller's signal handling as it was
+        daemon.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
+    try:
         extra = (
             f"; status on http://{cfg.status_listen.rpartition(':')[0]}:{daemon.status_port}/"
             if daemon.http
@@ -259,10 +264,7 @@ def run(cfg: DaemonConfig) -> int:
         stop.wait()
     finally:
         daemon.stop()
-        for sig in (
-            signal.SIGTERM,
-            signal.SIGINT,
-        ):  # drained: a repeated signal must not turn exit 0 into a kill
+        for sig in previous:  # drained: a repeated signal must not turn exit 0 into a kill
             signal.signal(sig, signal.SIG_IGN)
     print("cuzk daemon stopped", flush=True)
     return 0
