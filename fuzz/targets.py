@@ -10,8 +10,10 @@ each decoder.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -43,6 +45,7 @@ class _Scratch:
     def __init__(self) -> None:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.dir = Path(tempfile.mkdtemp(prefix="cuzk-fuzz-", dir=base))
+        atexit.register(shutil.rmtree, self.dir, True)  # tmpfs is memory: leave nothing behind
 
     def file(self, name: str, data: bytes) -> Path:
         path = self.dir / name
@@ -154,33 +157,65 @@ def _toml(data: bytes) -> Any:
     return load_config(SCRATCH.file("cuzk.toml", data))
 
 
-def _submit(data: bytes) -> Any:
-    """A SubmitProofRequest off the wire, as the daemon turns it into a ProofRequest."""
-    from google.protobuf.message import DecodeError
+def _request(message: str) -> Decode:
+    """Bytes parsed as the gRPC request message `message`, then the service's validation of it."""
 
-    from cuzk.errors import FormatError
-    from cuzk.server.config import DaemonConfig
-    from cuzk.server.service import to_proof_request
+    def decode(data: bytes) -> Any:
+        from google.protobuf.message import DecodeError
+
+        from cuzk.errors import FormatError
+        from cuzk.server.config import DaemonConfig
+        from cuzk.server.service import check_request
+        from cuzk.server.v1 import proving_pb2 as pb
+
+        try:
+            msg = getattr(pb, message).FromString(data)
+        except DecodeError as exc:  # grpc answers these itself, before any handler runs
+            raise FormatError(f"not a {message}: {exc}") from exc
+        return check_request(msg, DaemonConfig())
+
+    return decode
+
+
+def _request_seeds() -> dict[str, tuple[bytes, ...]]:
+    """Valid messages of every request type of cuzk.v1.ProvingEngine."""
     from cuzk.server.v1 import proving_pb2 as pb
 
-    try:
-        msg = pb.SubmitProofRequest.FromString(data)
-    except DecodeError as exc:  # grpc answers these itself, before any handler runs
-        raise FormatError(f"not a SubmitProofRequest: {exc}") from exc
-    return to_proof_request(msg, DaemonConfig())
-
-
-def _submit_seeds() -> tuple[bytes, ...]:
-    from cuzk.server.v1 import proving_pb2 as pb
-
-    circuit = "winning-tiny"
-    return (
-        pb.SubmitProofRequest(
-            circuit=circuit, instance_seed=3, partitions=2, priority=pb.HIGH
-        ).SerializeToString(),
-        pb.SubmitProofRequest(proof_kind=pb.WINNING_POST, request_id="winpost-1000-abcd").SerializeToString(),
-        pb.SubmitProofRequest(proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b"{}").SerializeToString(),
+    submits = (
+        pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=3, partitions=2, priority=pb.HIGH),
+        pb.SubmitProofRequest(proof_kind=pb.WINNING_POST, request_id="winpost-1000-abcd"),
+        pb.SubmitProofRequest(proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=b"{}"),
+        pb.SubmitProofRequest(circuit="winning-tiny", instances_json=_instances_json("winning-tiny")),
     )
+    jobs = (pb.AwaitProofRequest(job_id="job-1", timeout_ms=50), pb.AwaitProofRequest(job_id="x" * 300))
+    return {
+        "SubmitProofRequest": tuple(m.SerializeToString() for m in submits),
+        "ProveRequest": tuple(pb.ProveRequest(submit=m).SerializeToString() for m in submits),
+        "AwaitProofRequest": tuple(m.SerializeToString() for m in jobs),
+        "CancelProofRequest": (pb.CancelProofRequest(job_id="job-1").SerializeToString(),),
+        "PreloadSrsRequest": (pb.PreloadSrsRequest(circuit_id="porep-tiny").SerializeToString(),),
+        "EvictSrsRequest": (pb.EvictSrsRequest(circuit_id="snap-tiny").SerializeToString(),),
+        "GetStatusRequest": (b"", b"\x08\x01"),  # empty, and one unknown field (kept, ignored)
+        "GetMetricsRequest": (b"", b"\x12\x00"),
+    }
+
+
+def _instances_json(circuit_name: str) -> str:
+    """One explicit instance of the circuit in the wire's instances_json form (field elements as decimals)."""
+    from cuzk.algebra.fields import FR
+    from cuzk.circuits import get_circuit
+
+    circuit = get_circuit(circuit_name)
+    inst = circuit.random_instance(seed=1)
+    obj = {}
+    for name, (kind, shape) in circuit.schema().items():
+        arr = np.asarray(inst[name])
+        if kind == "bits":
+            obj[name] = arr.astype(int).tolist()
+        else:
+            ints = FR.to_ints(arr.reshape(-1, 4))
+            obj[name] = np.asarray([str(x) for x in ints], dtype=object).reshape(shape).tolist()
+    return json.dumps([obj])
 
 
 def targets() -> list[Target]:
@@ -229,5 +264,8 @@ def targets() -> list[Target]:
         Target("snarkjs-public", (jsons["public"], *shapes), _json_of(snarkjs_json.public_from_json)),
         Target("public-json", (public, *shapes), public_decode),
         Target("toml-config", (b'[daemon]\nlisten = "unix:///tmp/x.sock"\n[memory]\ntotal_budget = "4GiB"\n',), _toml),
-        Target("grpc-submit", _submit_seeds(), _submit),
+        *(
+            Target(f"grpc-{message[: -len('Request')].lower()}", seeds, _request(message))
+            for message, seeds in _request_seeds().items()
+        ),
     ]  # fmt: skip

@@ -28,6 +28,9 @@ def test_bench_batch_refuses_unknown_settings(capsys):
     argv = ["bench", "batch", "--circuit", "porep-tiny", "--count", "1", "--set", "max_batch=2"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "unknown setting 'max_batch'; toggles: staging.pinned" in err and "engine settings: backend, devices" in err
+    assert (
+        "unknown setting 'max_batch'; toggles: staging.pinned" in err
+        and "engine settings: backend, devices" in err
+    )
     assert main([*argv[:-1], "max_batch_size=two"]) == 2
     assert "max_batch_size must be an integer, not 'two'" in capsys.readouterr().err

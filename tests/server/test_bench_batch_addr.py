@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_daemon_e2e import Daemon
+from daemon_proc import Daemon
 
 from cuzk import config
 from cuzk.cli.main import main

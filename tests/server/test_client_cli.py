@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from test_daemon_e2e import LONG_JOB, Daemon
+from daemon_proc import Daemon
+from test_daemon_e2e import LONG_JOB
 
 from cuzk import config
 from cuzk.cli.main import main

@@ -122,3 +122,44 @@ def test_sizes_and_durations() -> None:
     for bad in ("-1", "1.5GiB", "GiB", "", None, True):
         with pytest.raises(UsageError):
             parse_size(bad, "k")
+
+
+def test_state_dir_and_on_restart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cuzk import config
+    from cuzk.server.daemon import _lock_state_dir, state_dir
+
+    cfg = parse_config({"daemon": {"state_dir": str(tmp_path / "s"), "on_restart": "fail"}})
+    assert (cfg.state_dir, cfg.on_restart) == (str(tmp_path / "s"), "fail")
+    assert parse_config({}).on_restart == "rerun"
+    with pytest.raises(UsageError, match=r"daemon\.on_restart: expected rerun or fail"):
+        parse_config({"daemon": {"on_restart": "retry"}})
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))
+    config.reload()
+    try:  # the default: one folder per listen address under the user cache
+        assert state_dir(parse_config({"daemon": {"listen": "unix:///run/cuzk/a.sock"}})) == (
+            tmp_path / "cache" / "daemon" / "run-cuzk-a.sock"
+        )
+    finally:
+        monkeypatch.undo()
+        config.reload()
+    held = _lock_state_dir(tmp_path / "s")
+    try:
+        with pytest.raises(UsageError, match="in use by another daemon"):
+            _lock_state_dir(tmp_path / "s")
+    finally:
+        held.close()
+    _lock_state_dir(tmp_path / "s").close()  # free again once the holder is gone
+
+
+def test_a_daemon_that_cannot_start_leaves_signal_handling_as_it_was(tmp_path: Path) -> None:
+    """In-process callers (the CLI's bad-argument table) must not be left ignoring Ctrl-C."""
+    import signal
+
+    from cuzk.server.daemon import run
+
+    blocker = tmp_path / "not-a-socket"
+    blocker.write_text("x")
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    with pytest.raises(UsageError, match="is not a socket"):
+        run(load_config(None, listen=f"unix://{blocker}"))
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

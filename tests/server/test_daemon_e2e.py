@@ -7,12 +7,8 @@ instance. Waits are on RPC results and process exits, never on sleeps.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import stat
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from daemon_proc import Daemon, verify
 
 from cuzk import config
 from cuzk.server.auth import bearer
@@ -29,54 +26,6 @@ from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 pytestmark = pytest.mark.slow
 
 LONG_JOB = 40  # partitions: long enough (tens of seconds on the CPU) to cancel or time out before it ends
-
-
-class Daemon:
-    def __init__(
-        self, tmp: Path, *, extra: str = "", listen: str | None = None, grace: str = "60s", cache: Path
-    ) -> None:
-        self.sock = tmp / "cuzk.sock"
-        self.listen = listen or f"unix://{self.sock}"
-        cfg = tmp / "cuzk.toml"
-        cfg.write_text(
-            f'[daemon]\nlisten = "{self.listen}"\nbackend = "cpu"\ngrace_period = "{grace}"\n'
-            f'{extra}\n[pipeline]\nmax_parallel_synthesis = 1\n[memory]\ntotal_budget = "4GiB"\n'
-        )
-        env = {**os.environ, "CUZK_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "cuzk.cli.main", "daemon", "--config", str(cfg)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()  # blocks until the daemon says where it listens (or dies)
-        if "listening on" not in line:
-            err = self.proc.stderr.read() if self.proc.stderr else ""
-            raise AssertionError(f"daemon did not start: {line!r} {err[-3000:]}")
-        self.banner = line  # "cuzk daemon listening on ADDR[; status on http://HOST:PORT/]"
-        self.address = line.rsplit("listening on ", 1)[1].split(";")[0].strip()
-        self.signalled = False
-
-    def target(self) -> str:
-        return (
-            "unix:" + self.address[len("unix://") :] if self.address.startswith("unix://") else self.address
-        )
-
-    def stub(self) -> pb_grpc.ProvingEngineStub:
-        return pb_grpc.ProvingEngineStub(grpc.insecure_channel(self.target()))
-
-    def terminate(self) -> None:
-        """SIGTERM, once: the daemon drains and exits by itself."""
-        if not self.signalled and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.signalled = True
-
-    def stop(self) -> tuple[int, str]:
-        self.terminate()
-        _out, err = self.proc.communicate(timeout=300)
-        return self.proc.returncode, err
 
 
 @pytest.fixture(scope="module")
@@ -93,27 +42,6 @@ def daemon(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[Da
     assert not d.sock.exists()  # the socket is removed on a clean stop
 
 
-def _verify(circuit_name: str, seed: int, resp: pb.AwaitProofResponse) -> None:
-    """The proof verifies against the cached vk, and its public inputs are the instance's."""
-    from cuzk.backends import get_backend
-    from cuzk.circuits import get_circuit
-    from cuzk.groth16 import proofs_from_bytes, verify
-    from cuzk.groth16.api import load_or_create_parameters
-
-    circuit = get_circuit(circuit_name)
-    topo = circuit.topology()
-    _, params = load_or_create_parameters(circuit.name, topo, topo.hash, get_backend("cpu"))
-    publics = json.loads(resp.public_inputs_json)
-    proofs = proofs_from_bytes(resp.proof)
-    assert len(proofs) == len(publics)
-    for j, (proof, pub) in enumerate(zip(proofs, publics, strict=True)):
-        assert [int(x) for x in pub] == circuit.public_inputs(circuit.random_instance(seed=seed + j))
-        assert verify(params.vk, [int(x) for x in pub], proof)
-        bad = [int(x) for x in pub]
-        bad[0] = (bad[0] + 1) % 2**64
-        assert not verify(params.vk, bad, proof)  # a wrong public input is rejected
-
-
 def test_socket_mode_is_0600(daemon: Daemon) -> None:
     mode = daemon.sock.stat().st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
@@ -128,7 +56,7 @@ def test_prove_submit_await_and_reused_request_ids(daemon: Daemon, cache: Path) 
     )
     assert r.result.status == pb.AwaitProofResponse.COMPLETED, r.result.error_message
     assert len(r.result.proof) == 2 * 192 and r.result.total_ms > 0 and r.result.synthesis_ms > 0
-    _verify("porep-tiny", 5, r.result)
+    verify("porep-tiny", 5, r.result)
     s = stub.SubmitProof(pb.SubmitProofRequest(circuit="winning-tiny", instance_seed=1, request_id="win-1"))
     assert s.job_id == "win-1"
     again = stub.SubmitProof(
@@ -137,7 +65,7 @@ def test_prove_submit_await_and_reused_request_ids(daemon: Daemon, cache: Path) 
     assert again.job_id == "win-1"  # in flight or done: the same job
     a = stub.AwaitProof(pb.AwaitProofRequest(job_id="win-1"))
     assert a.status == pb.AwaitProofResponse.COMPLETED
-    _verify("winning-tiny", 1, a)
+    verify("winning-tiny", 1, a)
     stored = stub.AwaitProof(pb.AwaitProofRequest(job_id="win-1"))  # after it finished: the stored result
     assert stored.proof == a.proof
 

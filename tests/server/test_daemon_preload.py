@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from test_daemon_e2e import LONG_JOB, Daemon, _verify
+from daemon_proc import Daemon, verify
+from test_daemon_e2e import LONG_JOB
 
 from cuzk import config
 from cuzk.cli.main import main
@@ -35,13 +36,13 @@ def _prove(stub, seed: int) -> pb.AwaitProofResponse:
     req = pb.SubmitProofRequest(circuit="porep-tiny", instance_seed=seed, partitions=1)
     r = stub.Prove(pb.ProveRequest(submit=req)).result
     assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
-    _verify("porep-tiny", seed, r)
+    verify("porep-tiny", seed, r)
     return r
 
 
 def test_preload_evict_reload_and_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)  # _verify reads the daemon's parameters
+    os.environ["CUZK_CACHE_DIR"] = str(cache)  # verify reads the daemon's parameters
     config.reload()
     d = Daemon(tmp_path, cache=cache, extra=PRELOAD)
     try:
@@ -122,12 +123,7 @@ def test_a_draining_daemon_answers_unavailable(tmp_path: Path) -> None:
         while _srs(stub, "porep-tiny") is None or _srs(stub, "porep-tiny").ref_count == 0:
             pass  # until it runs: the drain then lasts the grace period
         d.terminate()
-        assert d.proc.stderr is not None
-        for line in d.proc.stderr:  # until the daemon has taken the signal
-            if "stopping intake" in line:
-                break
-        else:
-            raise AssertionError("the daemon exited without draining")
+        d.await_log("stopping intake")  # until the daemon has taken the signal
         while True:  # a submit that raced the drain's start is accepted, and must end like the others
             try:
                 accepted.append(stub.SubmitProof(pb.SubmitProofRequest(circuit="winning-tiny")).job_id)

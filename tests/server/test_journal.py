@@ -59,3 +59,14 @@ def test_unwritable_journal_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("x")
     with pytest.raises(UsageError, match="cannot open the job journal"):
         Journal(blocker / "jobs.sqlite")
+
+
+def test_withdraw_forgets_only_an_open_job(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "jobs.sqlite")
+    j.accept("refused", b"r")
+    j.withdraw("refused")  # the engine refused it after all: it was never accepted
+    assert j.get("refused") is None
+    j.accept("done", b"d")
+    j.finish("done", "completed", b"resp")
+    j.withdraw("done")  # a terminal job stays
+    assert j.get("done") is not None and j.get("done").status == "completed"

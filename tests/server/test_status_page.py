@@ -16,7 +16,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from test_daemon_e2e import LONG_JOB, Daemon, _verify
+from daemon_proc import Daemon, verify
+from test_daemon_e2e import LONG_JOB
 
 from cuzk import config
 from cuzk.server.v1 import proving_pb2 as pb
@@ -42,7 +43,7 @@ def _status(base: str) -> dict:
 @pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
 def test_status_page_draws_queues_partitions_and_waterfall(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)  # _verify reads the daemon's parameters
+    os.environ["CUZK_CACHE_DIR"] = str(cache)  # verify reads the daemon's parameters
     config.reload()
     d = Daemon(tmp_path, cache=cache, extra='status_listen = "127.0.0.1:0"')
     try:
@@ -52,7 +53,7 @@ def test_status_page_draws_queues_partitions_and_waterfall(tmp_path: Path) -> No
             req = pb.SubmitProofRequest(circuit=circuit, instance_seed=seed, partitions=parts)
             r = stub.Prove(pb.ProveRequest(submit=req)).result
             assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
-            _verify(circuit, seed, r)
+            verify(circuit, seed, r)
         long = stub.SubmitProof(
             pb.SubmitProofRequest(circuit="porep-tiny", partitions=LONG_JOB, request_id="long-1")
         ).job_id

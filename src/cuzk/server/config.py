@@ -85,6 +85,8 @@ class DaemonConfig:
     max_parallel_synthesis: int = 0  # 0 = one synthesis worker per core
     queue_limit: int = 1000  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
     result_retention_s: float = 3600.0
+    state_dir: str = ""  # the job journal's folder; "" = <user cache>/daemon/<listen address>
+    on_restart: str = "rerun"  # jobs a restart interrupted: "rerun" them or "fail" them
     param_cache: str = ""  # parameter folders (`cuzk setup` output); "" = the user cache
     preload: tuple[str, ...] = ()
     backend: str = "auto"
@@ -161,6 +163,12 @@ def _listen(v: Any, key: str) -> str:
     return text
 
 
+def _on_restart(v: Any, key: str) -> str:
+    if v not in ("rerun", "fail"):
+        raise UsageError(f"{key}: expected rerun or fail, got {v!r}")
+    return str(v)
+
+
 def _status_listen(v: Any, key: str) -> str:
     return "" if v == "" else _listen(v, key)
 
@@ -179,6 +187,8 @@ KEYS: dict[str, tuple[str, _Parser]] = {
     "daemon.grace_period": ("grace_period_s", parse_duration),
     "daemon.queue_limit": ("queue_limit", _count(1)),
     "daemon.result_retention": ("result_retention_s", parse_duration),
+    "daemon.state_dir": ("state_dir", _string),
+    "daemon.on_restart": ("on_restart", _on_restart),
     "daemon.backend": ("backend", _backend),
     "memory.total_budget": ("total_budget", _budget),
     "memory.safety_margin": ("safety_margin", parse_size),

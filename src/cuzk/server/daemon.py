@@ -11,8 +11,10 @@ then the socket is removed and the process exits 0.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
+import re
 import signal
 import socket
 import stat
@@ -26,6 +28,7 @@ import grpc
 
 from cuzk.errors import UsageError
 from cuzk.server.config import DaemonConfig
+from cuzk.server.journal import Journal
 
 log = logging.getLogger("cuzk.daemon")
 
@@ -73,6 +76,38 @@ def _clear_stale_socket(path: Path) -> None:
     raise UsageError(f"{path}: another daemon is listening there")
 
 
+def state_dir(cfg: DaemonConfig) -> Path:
+    """daemon.state_dir, else <user cache>/daemon/<the listen address as a folder name>.
+
+    Not beside the socket: sockets live on /run, a tmpfs that a reboot empties, and the journal
+    must outlive the host going down. One folder per listen address, so two daemons of one user
+    keep apart (and each takes the folder's lock).
+    """
+    if cfg.state_dir:
+        return Path(cfg.state_dir)
+    from cuzk.paths import cache_root
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", cfg.listen.removeprefix("unix://")).strip("-.") or "default"
+    return cache_root() / "daemon" / name
+
+
+def _lock_state_dir(path: Path) -> Any:
+    """An exclusive lock on the state folder for the daemon's life (the kernel drops it on kill -9)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fh = open(path / "lock", "a+b")  # noqa: SIM115 -- held open until the daemon stops
+    except OSError as exc:
+        raise UsageError(f"daemon.state_dir {path}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise UsageError(
+            f"daemon.state_dir {path} is in use by another daemon; give each daemon its own"
+        ) from None
+    return fh
+
+
 @dataclass
 class Daemon:
     """A running daemon (start() returns at once; stop() drains and cleans up)."""
@@ -84,6 +119,8 @@ class Daemon:
         self.engine: Any = None
         self.http: Any = None
         self.servicer: Any = None
+        self.journal: Any = None
+        self._state_lock: Any = None
         self.address = ""
         self.status_port = 0
         self._socket: Path | None = None  # the socket this daemon bound (and only it removes on stop)
@@ -93,7 +130,7 @@ class Daemon:
         from cuzk.engine import Engine
         from cuzk.engine.metrics import EngineMetrics
         from cuzk.server.auth import TokenInterceptor
-        from cuzk.server.service import ProvingEngineServicer
+        from cuzk.server.service import DecodeInterceptor, ProvingEngineServicer
         from cuzk.server.status import status_json
         from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
@@ -101,14 +138,28 @@ class Daemon:
         path = _unix_path(cfg.listen)
         if path is not None:
             _clear_stale_socket(path)
+        state = state_dir(cfg)
+        self._state_lock = _lock_state_dir(state)
+        self.journal = Journal(state / "jobs.sqlite")
+        pruned = self.journal.prune(cfg.result_retention_s)
         self.engine = Engine(engine_config(cfg))
         metrics = EngineMetrics(self.engine.status)
         self.engine.add_listener(metrics.observe_result)
-        self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics)
+        self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics, journal=self.journal)
+        recovered = self.servicer.recover(cfg.on_restart)  # before the socket opens: no id is unknown
+        log.info(
+            "job journal %s: %d open job(s) of the last run re-run, %d failed (on_restart = %s); "
+            "%d result(s) past retention pruned",
+            self.journal.path,
+            recovered["rerun"],
+            recovered["failed"],
+            cfg.on_restart,
+            pruned,
+        )
         limit = cfg.max_message_bytes
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="cuzk-grpc"),
-            interceptors=[TokenInterceptor(cfg.token)] if cfg.token else [],
+            interceptors=[*([TokenInterceptor(cfg.token)] if cfg.token else []), DecodeInterceptor()],
             options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
         )
         pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, self.server)
@@ -174,6 +225,10 @@ class Daemon:
             self.server.stop(grace=2).wait()
         if self.http is not None:
             self.http.stop()
+        if self.journal is not None:
+            self.journal.close()
+        if self._state_lock is not None:
+            self._state_lock.close()
         if self._socket is not None:  # not a live daemon's socket that this one was refused over
             with contextlib.suppress(FileNotFoundError):
                 self._socket.unlink()
@@ -191,11 +246,16 @@ def run(cfg: DaemonConfig) -> int:
         log.info("%s: stopping intake and draining", signal.Signals(signum).name)
         stop.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     daemon = Daemon(cfg)
     try:
         daemon.start()
+    except BaseException:  # never served: clean up and leave the caller's signal handling as it was
+        daemon.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
+    try:
         extra = (
             f"; status on http://{cfg.status_listen.rpartition(':')[0]}:{daemon.status_port}/"
             if daemon.http
@@ -205,10 +265,7 @@ def run(cfg: DaemonConfig) -> int:
         stop.wait()
     finally:
         daemon.stop()
-        for sig in (
-            signal.SIGTERM,
-            signal.SIGINT,
-        ):  # drained: a repeated signal must not turn exit 0 into a kill
+        for sig in previous:  # drained: a repeated signal must not turn exit 0 into a kill
             signal.signal(sig, signal.SIG_IGN)
     print("cuzk daemon stopped", flush=True)
     return 0

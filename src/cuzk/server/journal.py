@@ -101,6 +101,11 @@ class Journal:
                 (status, result, error, time.time(), job_id),
             )
 
+    def withdraw(self, job_id: str) -> None:
+        """Forget an open job the engine refused after all (queue full, shutting down): never accepted."""
+        with self._tx() as db:
+            db.execute("DELETE FROM jobs WHERE job_id = ? AND status = 'accepted'", (job_id,))
+
     def retry(self, job_id: str) -> None:
         """A journaled open job is being run again (after a restart)."""
         with self._tx() as db:

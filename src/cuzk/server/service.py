@@ -10,6 +10,7 @@ a proof that failed is not an RPC error but a FAILED response with its message.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -18,12 +19,15 @@ from typing import Any
 
 import grpc
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from cuzk.engine import JobStatus, Priority, ProofRequest
-from cuzk.errors import CuzkError, UsageError, grpc_status
+from cuzk.errors import CuzkError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
 from cuzk.server.v1 import proving_pb2 as pb
 from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+log = logging.getLogger("cuzk.daemon")
 
 #: ProofKind number -> (our kind name, the reference's display name used in status and metrics)
 KINDS: dict[int, tuple[str, str]] = {
@@ -52,8 +56,60 @@ def display_kind(family: str) -> str:
     return DISPLAY.get(family, family)
 
 
+#: A job id (request_id, job_id) is a key of the journal and shows in logs: short and printable.
+MAX_ID_CHARS = 256
+#: Partitions of one job: the reference's largest kind has 16; far more is a hostile or broken client
+#: (10^9 partitions would be 10^9 units in memory before the budget could refuse them).
+MAX_PARTITIONS = 1024
+#: Runs of one journaled job that a restart may interrupt before it is failed instead of re-run.
+MAX_ATTEMPTS = 3
+
+
+def check_id(value: str, name: str) -> str:
+    """A job or request id as the journal keys it: non-empty, at most MAX_ID_CHARS, printable."""
+    if not value:
+        raise UsageError(f"{name} is empty")
+    if len(value) > MAX_ID_CHARS:
+        raise UsageError(f"{name} is {len(value)} characters long; at most {MAX_ID_CHARS} are allowed")
+    if not value.isprintable():
+        raise UsageError(f"{name} {value[:40]!r} has non-printable characters")
+    return value
+
+
+def _check_partitions(n: int, what: str) -> None:
+    if n > MAX_PARTITIONS:
+        raise UsageError(f"{what}: {n} partitions asked for; at most {MAX_PARTITIONS} in one job")
+
+
+def check_request(msg: Any, cfg: DaemonConfig) -> Any:
+    """The service's validation of one request message, before it touches the engine.
+
+    SubmitProofRequest (and the one inside ProveRequest) becomes a ProofRequest; job ids and
+    circuit ids are checked; GetStatus and GetMetrics take nothing. A bad request is a UsageError
+    (INVALID_ARGUMENT) naming the field. The fuzz targets run every request message through this.
+    """
+    if isinstance(msg, pb.SubmitProofRequest):
+        return to_proof_request(msg, cfg)
+    if isinstance(msg, pb.ProveRequest):
+        if not msg.HasField("submit"):
+            raise UsageError("missing submit field")
+        return to_proof_request(msg.submit, cfg)
+    if isinstance(msg, pb.AwaitProofRequest | pb.CancelProofRequest):
+        return check_id(msg.job_id, "job_id")
+    if isinstance(msg, pb.PreloadSrsRequest | pb.EvictSrsRequest):
+        from cuzk.circuits import get_circuit
+
+        get_circuit(check_id(msg.circuit_id, "circuit_id"))  # UnknownCircuitError names the known ones
+        return msg.circuit_id
+    if isinstance(msg, pb.GetStatusRequest | pb.GetMetricsRequest):
+        return None
+    raise UsageError(f"{type(msg).__name__} is not a request of cuzk.v1.ProvingEngine")
+
+
 def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequest:
     """A SubmitProofRequest as a ProofRequest; anything that cannot be proved here is a UsageError."""
+    if msg.request_id:
+        check_id(msg.request_id, "request_id")
     if msg.vanilla_proof or len(msg.vanilla_proofs):
         raise UsageError(
             "real Filecoin inputs (vanilla_proof / vanilla_proofs) are not supported: this daemon proves "
@@ -68,6 +124,7 @@ def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequ
             raise UsageError(f"unknown zkey_id {msg.zkey_id!r} ({known})")
         if not len(msg.witnesses):
             raise UsageError("a zkey_id request needs its circom witnesses (field 45)")
+        _check_partitions(len(msg.witnesses), "witnesses")
         witnesses = [_wtns(raw, j) for j, raw in enumerate(msg.witnesses)]
         return ProofRequest(
             zkey=cfg.zkeys[msg.zkey_id],
@@ -90,6 +147,7 @@ def to_proof_request(msg: pb.SubmitProofRequest, cfg: DaemonConfig) -> ProofRequ
     partitions = msg.partitions or None
     if partitions is None and instances is None and not msg.circuit and kind:
         partitions = cfg.partitions[KINDS[kind][0]]
+    _check_partitions(partitions or 0, "partitions")
     return ProofRequest(
         circuit=circuit,
         seed=msg.instance_seed,
@@ -135,10 +193,13 @@ def _instances(text: str, circuit_name: str) -> list[dict[str, np.ndarray]]:
 
     try:
         data = json.loads(text)
+    except RecursionError as exc:  # the stdlib decoder recurses once per nesting level
+        raise UsageError("instances_json is nested too deeply") from exc
     except ValueError as exc:
         raise UsageError(f"instances_json is not JSON: {exc}") from exc
     if not isinstance(data, list) or not data or not all(isinstance(d, dict) for d in data):
         raise UsageError("instances_json must be a non-empty list of objects, one per partition")
+    _check_partitions(len(data), "instances_json")
     schema = get_circuit(circuit_name).schema()
     out = []
     for j, obj in enumerate(data):
@@ -149,18 +210,31 @@ def _instances(text: str, circuit_name: str) -> list[dict[str, np.ndarray]]:
         for name, (kind, shape) in schema.items():
             where = f"instances_json[{j}].{name}"
             if kind == "bits":
-                arr = np.asarray(obj[name])
+                try:  # a ragged nesting is a ValueError of numpy's
+                    arr = np.asarray(obj[name])
+                except ValueError:
+                    arr = np.zeros(0)
                 if arr.shape != tuple(shape) or not np.isin(arr, (0, 1)).all():
                     raise UsageError(f"{where}: expected 0/1 values of shape {tuple(shape)}")
                 inst[name] = arr.astype(np.uint8)
             else:
-                flat = np.asarray(obj[name], dtype=object)
+                try:
+                    flat = np.asarray(obj[name], dtype=object)
+                except ValueError:
+                    flat = np.zeros(0, dtype=object)
                 if flat.shape != tuple(shape):
                     raise UsageError(f"{where}: expected decimal strings of shape {tuple(shape)}")
                 values = []
                 for s in flat.reshape(-1):
-                    if not isinstance(s, str) or not s.isdigit() or int(s) >= C.R:
-                        raise UsageError(f"{where}: {s!r} is not a canonical decimal field element")
+                    # ASCII digits only (int() refuses superscripts that isdigit() admits), no more
+                    # than r has (int() refuses strings over 4300 digits)
+                    if (
+                        not isinstance(s, str)
+                        or not (s.isascii() and s.isdigit())
+                        or len(s) > len(str(C.R))
+                        or int(s) >= C.R
+                    ):
+                        raise UsageError(f"{where}: {str(s)[:80]!r} is not a canonical decimal field element")
                     values.append(int(s))
                 inst[name] = FR.from_ints(values).reshape(*shape, 4)
         out.append(inst)
@@ -189,29 +263,132 @@ def await_response(result: Any) -> pb.AwaitProofResponse:
 
 
 class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
-    """Maps each RPC onto the engine; refuses new work with UNAVAILABLE once draining."""
+    """Maps each RPC onto the engine; refuses new work with UNAVAILABLE once draining.
 
-    def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None) -> None:
+    With a journal, every accepted job is on disk before SubmitProof answers, and its terminal
+    status and AwaitProofResponse when it ends (an engine listener); an id the engine no longer
+    knows (after a restart, or pruned) is answered from the journal within result_retention.
+    """
+
+    def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None, journal: Any = None) -> None:
         self.engine = engine
         self.cfg = cfg
         self.metrics = metrics
+        self.journal = journal
         self.started = time.monotonic()
         self.draining = threading.Event()
         self._waiting = 0  # AwaitProof / Prove calls blocked on a job right now (a metric; tests sync on it)
         self._waiting_lock = threading.Lock()
+        self._intake = threading.Lock()  # look-up, journal and submit of one id happen as one step
+        self._pruned_at = 0.0
+        if journal is not None:
+            engine.add_listener(self._journal_result)
+
+    # --- the journal ---
+    def _journal_result(self, result: Any, _request: Any) -> None:
+        """Engine listener: a job's terminal status and response go to the journal."""
+        assert self.journal is not None
+        self.journal.finish(
+            result.job_id, result.status.value, await_response(result).SerializeToString(), result.error
+        )
+        now = time.monotonic()
+        if now - self._pruned_at > 60.0:  # results past their retention are forgotten here too
+            self._pruned_at = now
+            self.journal.prune(self.cfg.result_retention_s)
+
+    def _stored(self, job_id: str) -> pb.AwaitProofResponse | None:
+        """The journaled response of a finished job still within result_retention, else None."""
+        if self.journal is None:
+            return None
+        entry = self.journal.get(job_id)
+        if entry is None or entry.result is None or entry.finished_at is None:
+            return None
+        if entry.finished_at < time.time() - self.cfg.result_retention_s:
+            return None
+        return pb.AwaitProofResponse.FromString(entry.result)
+
+    def recover(self, on_restart: str) -> dict[str, int]:
+        """Jobs the last run accepted and never finished: re-run them, or mark them FAILED.
+
+        A job whose runs were interrupted MAX_ATTEMPTS times fails instead of being re-run again
+        (a job that kills the daemon must not kill every restart). Returns counts by outcome.
+        """
+        assert self.journal is not None
+        done = {"rerun": 0, "failed": 0}
+        for entry in self.journal.open_jobs():
+            why = "daemon restarted"
+            if on_restart == "rerun" and entry.attempts >= MAX_ATTEMPTS:
+                why = f"daemon restarted {entry.attempts} times while this job ran; not re-run again"
+            elif on_restart == "rerun":
+                try:
+                    req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
+                    self.journal.retry(entry.job_id)
+                    self.engine.submit(req)
+                    done["rerun"] += 1
+                    continue
+                except (CuzkError, DecodeError) as exc:
+                    why = f"daemon restarted; the job could not be re-run: {exc}"
+            resp = pb.AwaitProofResponse(
+                job_id=entry.job_id, status=pb.AwaitProofResponse.FAILED, error_message=why
+            )
+            self.journal.finish(entry.job_id, "failed", resp.SerializeToString(), why)
+            done["failed"] += 1
+        return done
 
     # --- helpers ---
     def _abort(self, context: grpc.ServicerContext, exc: BaseException) -> Any:
         code = getattr(grpc.StatusCode, grpc_status(exc))
         context.abort(code, str(exc) or type(exc).__name__)
 
-    def _submit(self, msg: pb.SubmitProofRequest, context: grpc.ServicerContext) -> Any:
+    def _submit(self, msg: pb.SubmitProofRequest, context: grpc.ServicerContext) -> tuple[str, int]:
+        """Accept a job (journaled first) or find the one with its id; (job_id, queue position)."""
         if self.draining.is_set():
             context.abort(grpc.StatusCode.UNAVAILABLE, "the daemon is shutting down and accepts no new jobs")
         try:
-            return self.engine.submit(to_proof_request(msg, self.cfg))
+            req = to_proof_request(msg, self.cfg)
+            if self.journal is None:
+                handle = self.engine.submit(req)
+                return handle.job_id, handle.queue_position
+            job_id = req.request_id  # always set: to_proof_request makes one when the client did not
+            with self._intake:
+                try:
+                    handle = self.engine.get(job_id)  # in flight or kept: the same job
+                    return handle.job_id, 0
+                except UnknownJobError:
+                    pass
+                if self._stored(job_id) is not None:  # finished before a restart: the same job
+                    return job_id, 0
+                wire = pb.SubmitProofRequest()
+                wire.CopyFrom(msg)
+                wire.request_id = job_id  # a re-run after a restart keeps the id its client awaits
+                self.journal.accept(job_id, wire.SerializeToString())
+                try:
+                    handle = self.engine.submit(req)
+                except BaseException:
+                    self.journal.withdraw(job_id)  # refused: it was never accepted
+                    raise
+                log.debug(
+                    "accepted job %s: %s, %d partition(s), from %s",
+                    job_id,
+                    req.key_name,
+                    req.partition_count,
+                    context.peer(),
+                )
+            return handle.job_id, handle.queue_position
         except CuzkError as exc:
             return self._abort(context, exc)
+
+    def _await_id(
+        self, job_id: str, timeout_s: float | None, context: grpc.ServicerContext
+    ) -> pb.AwaitProofResponse:
+        try:
+            handle = self.engine.get(job_id)
+        except UnknownJobError as exc:
+            stored = self._stored(job_id)
+            if stored is None:
+                return self._abort(context, exc)
+            return stored
+        return self._await(handle, timeout_s, context)
 
     def _await(
         self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
@@ -247,35 +424,44 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
                 if not context.is_active():
                     context.abort(grpc.StatusCode.CANCELLED, "the client went away")
 
+    def _check(self, msg: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return check_request(msg, self.cfg)
+        except CuzkError as exc:
+            return self._abort(context, exc)
+
     # --- RPCs ---
     def SubmitProof(
         self, request: pb.SubmitProofRequest, context: grpc.ServicerContext
     ) -> pb.SubmitProofResponse:
-        handle = self._submit(request, context)
-        return pb.SubmitProofResponse(job_id=handle.job_id, queue_position=handle.queue_position)
+        job_id, position = self._submit(request, context)
+        return pb.SubmitProofResponse(job_id=job_id, queue_position=position)
 
     def AwaitProof(
         self, request: pb.AwaitProofRequest, context: grpc.ServicerContext
     ) -> pb.AwaitProofResponse:
-        try:
-            handle = self.engine.get(request.job_id)
-        except CuzkError as exc:
-            return self._abort(context, exc)
-        return self._await(handle, request.timeout_ms / 1e3 if request.timeout_ms else None, context)
+        self._check(request, context)
+        timeout_s = request.timeout_ms / 1e3 if request.timeout_ms else None
+        return self._await_id(request.job_id, timeout_s, context)
 
     def Prove(self, request: pb.ProveRequest, context: grpc.ServicerContext) -> pb.ProveResponse:
         if not request.HasField("submit"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "missing submit field")
-        handle = self._submit(request.submit, context)
-        return pb.ProveResponse(result=self._await(handle, None, context))
+        job_id, _ = self._submit(request.submit, context)
+        return pb.ProveResponse(result=self._await_id(job_id, None, context))
 
     def CancelProof(
         self, request: pb.CancelProofRequest, context: grpc.ServicerContext
     ) -> pb.CancelProofResponse:
+        self._check(request, context)
         try:
             handle = self.engine.get(request.job_id)
             was_running = handle.status is JobStatus.RUNNING
             cancelled = self.engine.cancel(request.job_id)
+        except UnknownJobError as exc:
+            if self._stored(request.job_id) is None:
+                return self._abort(context, exc)
+            return pb.CancelProofResponse(was_running=False)  # it finished before a restart
         except CuzkError as exc:
             return self._abort(context, exc)
         return pb.CancelProofResponse(was_running=bool(cancelled and was_running))
@@ -289,15 +475,19 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         text = self.metrics.text() if self.metrics is not None else ""
         with self._waiting_lock:
             waiting = self._waiting
+        busy = self.engine.status()["synthesis_workers"]["busy"]
         text += (
             "# HELP cuzk_rpc_waiting Prove and AwaitProof calls waiting for their job now\n"
             f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {waiting}\n"
+            "# HELP cuzk_synthesis_busy Synthesis worker processes holding a task now\n"
+            f"# TYPE cuzk_synthesis_busy gauge\ncuzk_synthesis_busy {busy}\n"
         )
         return pb.GetMetricsResponse(prometheus_text=text)
 
     def PreloadSRS(
         self, request: pb.PreloadSrsRequest, context: grpc.ServicerContext
     ) -> pb.PreloadSrsResponse:
+        self._check(request, context)
         try:
             loaded = self.engine.preload(request.circuit_id)
         except CuzkError as exc:
@@ -309,6 +499,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         )
 
     def EvictSRS(self, request: pb.EvictSrsRequest, context: grpc.ServicerContext) -> pb.EvictSrsResponse:
+        self._check(request, context)
         try:
             freed = self.engine.evict(request.circuit_id)
         except CuzkError as exc:
@@ -358,3 +549,34 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
     for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
         msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
     return msg
+
+
+class DecodeInterceptor(grpc.ServerInterceptor):
+    """Bytes that do not parse as the method's request message are INVALID_ARGUMENT, naming the message.
+
+    grpc's own deserialization failure is INTERNAL ("Exception deserializing request!"), which
+    reads as a bug of the server; a client that sent bad bytes should learn that it did.
+    """
+
+    def intercept_service(
+        self,
+        continuation: Any,
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None or handler.request_deserializer is None:
+            return handler
+        parse, inner = handler.request_deserializer, handler.unary_unary
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+
+        def behavior(raw: bytes, context: grpc.ServicerContext) -> Any:
+            try:
+                request = parse(raw)
+            except Exception as exc:  # DecodeError, or anything else the parser raises on bad bytes
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"the request of {method} does not parse as its message: {exc}",
+                )
+            return inner(request, context)
+
+        return handler._replace(request_deserializer=None, unary_unary=behavior)
