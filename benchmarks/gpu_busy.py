@@ -1,11 +1,13 @@
 """Cross-check the timeline's GPU busy % against CUDA-event ground truth (issue 13, on the device).
 
-The engine computes GPU busy from the union of its device-lock holds (spans on the host clock).
-The ground truth here is the device's own clock: with CUZK_PROFILE_KERNELS=1 the CUDA runtime
+The engine computes GPU busy from its device clock (cuzk.backends.cuda.clock: two CUDA events
+per run of kernels, runs ended at downloads and synchronisations), the `device_busy` spans of
+the timeline. The ground truth here is finer: with CUZK_PROFILE_KERNELS=1 the CUDA runtime
 brackets every kernel launch with a pair of CUDA events; mapped onto the host clock through one
 reference event recorded (and waited for) at a known host time, the union of those kernel
-intervals over the same window is the fraction of time a kernel was running. The two agree when
-the work inside the lock is kernels; they differ by the host work done while holding it.
+intervals over the same window is the fraction of time a kernel was running. Also printed: the
+union of the device-lock holds (the engine's figure before the device clock), and the
+waterfall's own figure from the jobs' timelines (its window: first span to last).
 
     CUZK_PROFILE_KERNELS=1 python3 benchmarks/gpu_busy.py --circuit porep-medium --count 8
 """
@@ -24,8 +26,19 @@ os.environ.setdefault("CUZK_PROFILE_KERNELS", "1")  # before cuzk reads the envi
 from cuzk.backends import get_backend
 from cuzk.engine import Engine, EngineConfig, JobStatus, ProofRequest
 from cuzk.engine.gpu import busy_seconds
+from cuzk.instrument.waterfall import build
 
-PHASES = ("device_lock", "gpu_prepare", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2")
+PHASES = (
+    "device_lock",
+    "device_busy",
+    "gpu_prepare",
+    "ntt_h",
+    "msm_h",
+    "msm_l",
+    "msm_a",
+    "msm_b_g1",
+    "msm_b_g2",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
                 for _name, a, b in rt.profile
             ]
     truth = busy_seconds(kernels, t0, t1) / (t1 - t0)
+    spans = [s for r in results for s in r.timeline.spans]
+    holds = busy_seconds([(s.start, s.end) for s in spans if s.name == "device_lock"], t0, t1) / (t1 - t0)
+    records = [rec for r in results for rec in r.timeline.records()]
+    wf = build(records)
+    w0 = min(rec["start"] for rec in records)
+    wf_busy = sum(wf.busy.values())  # one device
+    wf_truth = busy_seconds(kernels, w0, w0 + wf.window) / wf.window
     # Where the lock holds time without a kernel running: kernel coverage of each span inside it.
     phases: dict[str, list[float]] = {}
     for r in results:
@@ -98,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         "timeline_busy_pct": 100 * timeline_busy,
         "cuda_event_busy_pct": 100 * truth,
         "difference_points": 100 * (timeline_busy - truth),
+        "lock_hold_busy_pct": 100 * holds,
+        "waterfall_busy_pct": 100 * wf_busy,
+        "waterfall_cuda_event_busy_pct": 100 * wf_truth,
+        "waterfall_window_s": wf.window,
         "phases_ms_per_job": {
             k: {"span": 1e3 * v[0] / args.count, "kernels": 1e3 * v[1] / args.count}
             for k, v in phases.items()
@@ -107,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.circuit} x{args.count}: window {report['window_s']:.3f} s, {len(kernels)} kernel launches; "
         f"GPU busy from the timeline {report['timeline_busy_pct']:.1f}%, from CUDA events "
         f"{report['cuda_event_busy_pct']:.1f}%, difference {report['difference_points']:+.1f} points"
+    )
+    print(
+        f"  device-lock holds {report['lock_hold_busy_pct']:.1f}%; the waterfall (window "
+        f"{wf.window:.3f} s) {report['waterfall_busy_pct']:.1f}% against CUDA events "
+        f"{report['waterfall_cuda_event_busy_pct']:.1f}% over its window"
     )
     for name, v in report["phases_ms_per_job"].items():
         print(f"  {name:12s} span {v['span']:8.2f} ms per job, kernels running {v['kernels']:8.2f} ms")

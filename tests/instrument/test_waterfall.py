@@ -49,6 +49,22 @@ def test_lanes_busy_and_critical_path() -> None:
     assert names == [("synthesis", "a"), ("msm_h", "a"), ("msm_h", "b"), ("epilogue", "b")]
 
 
+def test_busy_comes_from_the_device_clock_where_the_timeline_has_it() -> None:
+    """device_busy spans (the device's own clock) are the busy %, not the lock-side phases around
+    them; staging before the lock (gpu_prepare) is the worker's, not the device's."""
+    spans = [
+        *two_job_pipeline(),
+        _span("gpu_prepare", 11.0, 12.0, job="a", worker=2, device=0, partition=0),
+        _span("device_busy", 12.2, 13.0, job="a", device=0, lane="device 0 busy"),
+        _span("device_busy", 13.6, 14.6, job="b", device=0, lane="device 0 busy"),
+    ]
+    wf = build(spans)
+    assert wf.lanes[:2] == ["device 0", "device 0 busy"]
+    assert "worker 2" in wf.lanes  # gpu_prepare
+    assert wf.busy == {"device 0 busy": pytest.approx(1.8 / 5.5)}
+    assert all(b.name != "device_busy" for b in wf.critical)  # the clock repeats kernels, bounds nothing
+
+
 def test_merged_length() -> None:
     assert merged_length([]) == 0
     assert merged_length([(0, 1), (0.5, 2), (3, 4)]) == pytest.approx(3.0)

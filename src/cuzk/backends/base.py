@@ -202,6 +202,14 @@ class Backend(ABC):
     def synchronize(self) -> None:  # noqa: B027 - a no-op is right for synchronous backends
         """Wait for queued work (a no-op where work is synchronous)."""
 
+    def device_clock(self) -> AbstractContextManager[list[tuple[float, float]] | None]:
+        """Over a block, the device's busy intervals on the perf_counter clock, filled in at its end.
+
+        None where the backend has no clock of its own (the CPU: its work is the calling
+        thread's, so the engine counts the device lock's hold instead).
+        """
+        return nullcontext(None)
+
     @property
     def label(self) -> str:
         """'cuda:1', 'cpu:0': the device in logs, spans and the engine's tables."""

@@ -5,9 +5,12 @@ witnesses) from its device's queue, copies the hand-over out of shared memory,
 and holds the device lock only for the prover's `start` (NTTs, H, the G1
 MSMs), so one worker's host work (copies, and the finalizer's G2 MSM and
 assembly) overlaps the other worker's kernels. The wait for the lock and the
-hold are spans (`lock_wait`, `device_lock`); the holds, disjoint per device by
-construction, are what the GPU busy fraction is computed from. With the CPU
-backend the "devices" are CPU backends, so every path runs without a GPU.
+hold are spans (`lock_wait`, `device_lock`). GPU busy is computed from what the
+device's own clock says it ran during each hold (`Backend.device_clock`: CUDA
+events at the edges of each run of kernels, spans `device_busy` on the lane
+"device N busy"); the hold itself counts copies and host work, so it stands in
+only where a backend has no clock (the CPU). With the CPU backend the "devices"
+are CPU backends, so every path runs without a GPU.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cuzk.engine import work
-from cuzk.instrument import Timeline
+from cuzk.instrument import Span, Timeline
 
 if TYPE_CHECKING:
     from cuzk.engine.engine import Unit
@@ -38,16 +41,23 @@ class DeviceLock:
         self.intervals: list[tuple[float, float]] = []  # (start, end), time.perf_counter()
 
     @contextmanager
-    def hold(self, tl: Timeline, **attrs: Any) -> Iterator[None]:
+    def hold(self, tl: Timeline, backend: Any, **attrs: Any) -> Iterator[None]:
+        """Hold the device; its busy intervals (the device clock's, else the hold) are kept."""
         with tl.span("lock_wait", **attrs):
             self._lock.acquire()
+        busy: list[tuple[float, float]] | None = None
         try:
-            with tl.span("device_lock", **attrs) as s:
+            with tl.span("device_lock", **attrs) as s, backend.device_clock() as busy:
                 yield
         finally:
             self._lock.release()
+            intervals = [(s.start, time.perf_counter())] if busy is None else busy
+            if busy is not None:  # spans on the device clock's own lane, where the waterfall reads busy %
+                lane = {"lane": f"device {self.device} busy"}
+                for a, b in busy:
+                    tl.add(Span("device_busy", a, b, attrs={**attrs, **lane}))
             with self._guard:
-                self.intervals.append((s.start, time.perf_counter()))
+                self.intervals.extend(intervals)
                 if len(self.intervals) > self._keep:
                     del self.intervals[: len(self.intervals) - self._keep]
 
@@ -161,7 +171,7 @@ class GpuWorker(threading.Thread):
                     assign = work.stage(unit.resident, unit.results(), tl)
                 unit.close_results()
             self._set("waiting", unit.members[0].job.job_id, unit.partition)
-            with self.lock.hold(tl, **attrs):
+            with self.lock.hold(tl, unit.resident.srs.backend, **attrs):
                 self._set("proving", unit.members[0].job.job_id, unit.partition)
                 if assign is None:
                     assign = work.stage(unit.resident, unit.results(), tl)

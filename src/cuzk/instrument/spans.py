@@ -201,6 +201,13 @@ class Timeline:
             out[s.name] = out.get(s.name, 0.0) + s.seconds
         return out
 
+    def add(self, span: Span) -> None:
+        """A finished span measured on another clock (the device's), given to the sinks like the rest."""
+        with self._lock:
+            self.spans.append(span)
+        for sink in list(self.sinks):
+            sink(self, span)
+
     def merge(self, other: Timeline | Iterable[Span]) -> None:
         """Append another timeline's spans (or finished spans, e.g. from a worker process)."""
         spans = other.snapshot() if isinstance(other, Timeline) else list(other)

@@ -8,13 +8,16 @@ monotonic clock, comparable across the processes of one host), and optionally
 ``lane``). Keys may sit at the top level or inside ``attrs``.
 
 Lanes: a span with a ``device`` attribute runs on that device's lane (the
-kernel region: what the device lock covers), except ``lock_wait``, which is
-time a worker spends waiting and stays on the worker's lane; every other span
-goes to its worker's lane (``worker``, else ``pid``, else ``main``). An
-explicit ``lane`` attribute wins.
+kernel region: what the device lock covers), except ``lock_wait`` and
+``gpu_prepare``, which are a worker's waiting and host-side staging and stay on
+the worker's lane; every other span goes to its worker's lane (``worker``, else
+``pid``, else ``main``). An explicit ``lane`` attribute wins: the engine's
+``device_busy`` spans, measured on the device's clock, sit on "device N busy".
 
 GPU busy % is measured from merged device intervals (overlapping spans on one
-device count once) over the run's window, first start to last end.
+device count once) over the run's window, first start to last end: from the
+``device_busy`` lanes where a timeline has them, else from the device lanes
+(a CPU backend's, or a timeline written before the device clock).
 
 The critical path is found backwards from the span that ends last: each step
 takes, among the spans that end no later than the current one starts, the one
@@ -55,6 +58,7 @@ PHASE_COLOURS: dict[str, str] = {
     "finalize": "#7f7f7f",
     "epilogue": "#17becf",
     "verify": "#393b79",
+    "device_busy": "#006d2c",  # the device clock's runs of kernels (engine.gpu)
 }
 _FALLBACK = ("#637939", "#8ca252", "#b5cf6b", "#843c39", "#ad494a", "#7b4173", "#a55194", "#ce6dbd")
 _CONTAINERS = frozenset(
@@ -143,13 +147,19 @@ def _number(rec: Mapping[str, Any], key: str, where: str) -> float:
     return float(value)
 
 
+#: spans with a device attribute that are host work beside the device, drawn on the worker's lane
+_WORKER_SIDE = frozenset({"lock_wait", "gpu_prepare"})
+#: the span name of device-clock intervals (cuzk.engine.gpu)
+DEVICE_BUSY = "device_busy"
+
+
 def lane_of(rec: Mapping[str, Any]) -> str:
     """The lane a span belongs on (see the module docstring)."""
     lane = _get(rec, "lane")
     if lane:
         return str(lane)
     device = _get(rec, "device")
-    if device is not None and rec.get("name") != "lock_wait":
+    if device is not None and rec.get("name") not in _WORKER_SIDE:
         return f"device {device}"
     for key in ("worker", "pid"):
         value = _get(rec, key)
@@ -180,7 +190,11 @@ def critical_path(bars: Sequence[Bar]) -> list[Bar]:
     for, e.g. another job's kernels holding the device. Ties go to the same job,
     then to the outer span.
     """
-    work = [b for b in bars if b.name not in _CONTAINERS and not b.name.endswith("_wait")]
+    work = [  # the device clock's spans repeat the kernels' time, on their own lane
+        b
+        for b in bars
+        if b.name not in _CONTAINERS and b.name != DEVICE_BUSY and not b.name.endswith("_wait")
+    ]
     if not work:
         return []
     eps = 1e-6
@@ -224,12 +238,13 @@ def build(records: Sequence[Mapping[str, Any]], *, source: str = "timeline") -> 
     window = max(b.end for b in bars)
     first_use = list(dict.fromkeys(b.lane for b in bars))
     lanes = sorted(first_use, key=lambda lane: (not lane.startswith("device"), first_use.index(lane)))
+    clocked = {b.lane for b in bars if b.name == DEVICE_BUSY}
     busy = {
         lane: (
             merged_length((b.start, b.end) for b in bars if b.lane == lane) / window if window > 0 else 0.0
         )
         for lane in lanes
-        if lane.startswith("device")
+        if (lane in clocked if clocked else lane.startswith("device"))
     }
     return Waterfall(bars=bars, lanes=lanes, window=window, critical=critical_path(bars), busy=busy)
 

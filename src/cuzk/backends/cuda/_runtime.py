@@ -22,6 +22,7 @@ import numpy as np
 
 from cuzk import config
 from cuzk.backends.cuda._source import module_source
+from cuzk.backends.cuda.clock import DeviceClock
 from cuzk.errors import DeviceError, DeviceMemoryError, UsageError
 
 if TYPE_CHECKING:
@@ -133,6 +134,14 @@ class Runtime:
     def synchronize(self) -> None:
         pass
 
+    def to_host(self, a: Any) -> np.ndarray:
+        """A device array's contents on the host (where the host waits for the device)."""
+        return np.asarray(a)
+
+    def device_clock(self) -> contextlib.AbstractContextManager[list[tuple[float, float]] | None]:
+        """Measure the device's busy intervals over a block (see cuda.clock); None: no device clock."""
+        return contextlib.nullcontext(None)
+
     def describe(self) -> dict[str, Any]:
         return {"runtime": self.name}
 
@@ -188,6 +197,7 @@ class CupyRuntime(Runtime):
             self._copy_pool: ThreadPoolExecutor | None = None
         self._modules: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
+        self.clock = DeviceClock(self._event, lambda a, b: float(cupy.cuda.get_elapsed_time(a, b)))
         #: per-launch CUDA events when kernel profiling is on (CUZK_PROFILE_KERNELS=1)
         self.profile: list[tuple[str, Any, Any]] | None = [] if config.get().cuda.profile_kernels else None
 
@@ -246,6 +256,7 @@ class CupyRuntime(Runtime):
             fn.max_dynamic_shared_size_bytes = shared
         if grid is None:
             grid = max(1, math.ceil(threads / block))
+        self.clock.launching()
         with self.compute:  # RawKernel launches on the current stream
             if self.profile is None:
                 fn((grid,), (block,), tuple(args), shared_mem=shared)
@@ -356,9 +367,27 @@ class CupyRuntime(Runtime):
             f.result()
 
     def synchronize(self) -> None:
+        self.clock.quiet()
         with self.guard("synchronize"):
             self.compute.synchronize()
             self.upload_stream.synchronize()
+
+    def to_host(self, a: Any) -> np.ndarray:
+        if isinstance(a, np.ndarray):
+            return a
+        self.clock.quiet()
+        with self.guard("download"):
+            return np.asarray(a.get())
+
+    def device_clock(self) -> contextlib.AbstractContextManager[list[tuple[float, float]] | None]:
+        return self.clock.measure()
+
+    def _event(self) -> Any:
+        """A CUDA event recorded on the compute stream now."""
+        with self.device:
+            ev = self.cp.cuda.Event()
+            ev.record(self.compute)
+        return ev
 
     def describe(self) -> dict[str, Any]:
         name = self.props["name"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,10 +92,7 @@ class CudaBackend(Backend):
             return self.rt.upload(np.ascontiguousarray(a))
 
     def to_host(self, a: Any) -> np.ndarray:
-        if isinstance(a, np.ndarray):
-            return a
-        with self.rt.guard("download"):
-            return a.get()
+        return self.rt.to_host(a)
 
     def _fr(self, a: Any, what: str = "Fr vector") -> Any:
         """A contiguous (n, 4) uint64 device array, uploading host arrays."""
@@ -261,6 +259,9 @@ class CudaBackend(Backend):
 
     def synchronize(self) -> None:
         self.rt.synchronize()
+
+    def device_clock(self) -> AbstractContextManager[list[tuple[float, float]] | None]:
+        return self.rt.device_clock()
 
     def activate(self) -> Any:
         return self.rt.activate()

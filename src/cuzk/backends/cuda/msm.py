@@ -173,13 +173,11 @@ def tree_sum(rt: Runtime, curve: Curve, points: Any, groups: int, count: int) ->
     return points
 
 
-def _big_buckets(xp: Any, counts: Any) -> np.ndarray:
+def _big_buckets(rt: Runtime, counts: Any) -> np.ndarray:
     """Host indices of the buckets of more than BIG_ENTRIES entries. Skewed scalars (many equal,
     mostly ones) and the narrow top window pile points into a few buckets; their partials are
     tree-summed in batches instead of chained in one thread each."""
-    big = xp.flatnonzero(counts > BIG_ENTRIES)
-    host = big.get() if xp is not np else big
-    return np.asarray(host, dtype=np.int64)
+    return np.asarray(rt.to_host(rt.xp.flatnonzero(counts > BIG_ENTRIES)), dtype=np.int64)
 
 
 def span_pieces(
@@ -198,7 +196,7 @@ def span_pieces(
 def _merge_big(rt: Runtime, curve: Curve, big: np.ndarray, offsets: Any, partials: Any, buckets: Any) -> None:
     xp = rt.xp
     module, sfx = _group_module(curve)
-    off = offsets.get() if xp is not np else offsets
+    off = rt.to_host(offsets)
     lo, hi = off[big].astype(np.int64), off[big + 1].astype(np.int64)
     starts = big + lo // ACCUMULATE_L  # partial slot of (first thread, bucket)
     lens = (hi - 1) // ACCUMULATE_L - lo // ACCUMULATE_L + 1
@@ -262,7 +260,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
         offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
         # the one host sync per chunk, before the long kernels are queued: the host then goes
         # on to upload the next chunk while this one is scattered and accumulated
-        big = _big_buckets(xp, counts)
+        big = _big_buckets(rt, counts)
         cursor[...] = offsets[:-1]
         rt.launch(
             "fr",
@@ -310,7 +308,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
         module, f"msm_weight_{sfx}", W * P, (np.uint64(W * P), np.uint32(P), np.uint32(M), R, T), block=64
     )
     sums = tree_sum(rt, curve, R, W, P)
-    host = sums.get() if xp is not np else sums
+    host = rt.to_host(sums)
     return combine_windows(curve, xyzz_to_jacobian(curve, host), plan.c)
 
 
@@ -331,7 +329,7 @@ def masked_sum(rt: Runtime, curve: Curve, bases: Any, idx: Any) -> np.ndarray:
         block=128,
     )
     total = tree_sum(rt, curve, partial, 1, threads)
-    host = total.get() if xp is not np else total
+    host = rt.to_host(total)
     return xyzz_to_jacobian(curve, host)[0].reshape(curve.jac_shape)
 
 
@@ -431,5 +429,5 @@ def fixed_base_mul(
         if on_device:
             out[lo:hi] = aff
         else:
-            out[lo:hi] = aff.get() if xp is not np else aff
+            out[lo:hi] = rt.to_host(aff)
     return out if on_device else out.reshape(n, *curve.affine_shape)
