@@ -7,6 +7,8 @@ input is one of: decoded, refused with a cuzk error that names what was wrong,
 or a bug: another exception class, an empty message, or a hang (over
 --hang-s of CPU time, caught with SIGPROF). Bugs are written to --out with the input that
 caused them; the table at the end is what docs/RELIABILITY.md records.
+The same targets run coverage-guided (libFuzzer via atheris) with fuzz/guided.py;
+this engine is the reproducible one (a seed fixes every input) and needs no atheris.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ The full run is `python fuzz/bad_clients.py -n 1000`; its figures are in docs/RE
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,21 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fuzz"))
 
 from bad_clients import MESSAGE_LIMIT, hammer
 
-from cuzk import config
 from cuzk.server.v1 import proving_pb2 as pb
 
 pytestmark = pytest.mark.slow
 
 N = 60  # six of each kind
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))  # verify() reads the daemon's parameters
-        config.reload()
-        yield tmp_path / "cache"
-    config.reload()
 
 
 def test_hostile_requests_leave_the_daemon_serving(tmp_path: Path, cache: Path) -> None:

@@ -6,7 +6,6 @@ its warm-up job (exit 3). Argument errors of --addr are in tests/cli/test_cli_ba
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -18,9 +17,7 @@ from cuzk.cli.main import main
 pytestmark = pytest.mark.slow
 
 
-def test_bench_batch_drives_a_daemon(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)  # the default --vk is the daemon's, in this cache
+def test_bench_batch_drives_a_daemon(tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config.reload()
     d = Daemon(tmp_path, cache=cache)
     try:
@@ -51,9 +48,9 @@ def test_bench_batch_drives_a_daemon(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0, err[-3000:]
 
 
-def test_bench_batch_over_tcp_sends_the_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)
+def test_bench_batch_over_tcp_sends_the_token(
+    tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config.reload()
     d = Daemon(tmp_path, cache=cache, listen="127.0.0.1:0", extra='token = "s3cret"')
     try:

@@ -6,7 +6,6 @@ writes is checked by `cuzk verify` with the daemon's vk, and a tampered copy is 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -27,9 +26,7 @@ def _vk(name: str) -> Path:
     return params_dir_for(c.name, c.topology().hash) / f"{c.name}.vk"
 
 
-def test_every_client_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)  # the daemon's parameters, for `cuzk verify`
+def test_every_client_command(tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config.reload()
     d = Daemon(tmp_path, cache=cache)
 

@@ -40,9 +40,9 @@ def _prove(stub, seed: int) -> pb.AwaitProofResponse:
     return r
 
 
-def test_preload_evict_reload_and_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)  # verify reads the daemon's parameters
+def test_preload_evict_reload_and_restart(
+    tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config.reload()
     d = Daemon(tmp_path, cache=cache, extra=PRELOAD)
     try:

@@ -41,9 +41,7 @@ def _status(base: str) -> dict:
 
 
 @pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
-def test_status_page_draws_queues_partitions_and_waterfall(tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    os.environ["CUZK_CACHE_DIR"] = str(cache)  # verify reads the daemon's parameters
+def test_status_page_draws_queues_partitions_and_waterfall(tmp_path: Path, cache: Path) -> None:
     config.reload()
     d = Daemon(tmp_path, cache=cache, extra='status_listen = "127.0.0.1:0"')
     try:

@@ -7,28 +7,17 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from daemon_proc import Daemon, verify
 
-from cuzk import config
 from cuzk.server.v1 import proving_pb2 as pb
 
 pytestmark = pytest.mark.slow
 
 TOKEN = "tls-token-7f3a9c1e5b"
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))  # verify() reads the daemon's parameters
-        config.reload()
-        yield tmp_path / "cache"
-    config.reload()
 
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:
