@@ -108,12 +108,6 @@ TOGGLES: dict[str, Toggle] = {
                "until memory or the GPU bounds it."),
         Toggle("finalize.split", "bool", True, "G2 MSM, assembly and verification in finalizer threads, off "
                "the GPU worker: the worker picks up the next partition that much sooner."),
-        Toggle("engine.gil_switch_us", "int", 5000, "the interpreter's thread switch interval (Python's "
-               "default 5000 us) while an engine runs: a thread waiting for the GIL waits up to this long "
-               "for a busy one to let go. The GPU worker holding the device waits at each of its syncs "
-               "while the other worker stages and the finalizers assemble (porep-full, H200, 2026-12-03: "
-               "msm_h 230 ms in the hold against 160 ms alone). Expected at 500 us: msm_h ~170 ms, the "
-               "hold 389 -> ~330 ms per partition, 3.91 -> ~3.4 s per sector.", minimum=50),
         Toggle("upload.prestage", "bool", True, "a GPU worker uploads its partition's vectors before taking the "
                "device lock, so copies overlap the other worker's kernels (the reference: NTT+MSM_H "
                "2.4 s -> 0.69 s per partition with pinned, pre-staged uploads). With synthesis.abc_on="

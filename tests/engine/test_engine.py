@@ -316,22 +316,3 @@ def test_config_is_validated():
     assert (cfg.max_batch_size, cfg.devices, cfg.g2_on_cpu, cfg.memory_budget) == (2, (0, 1), False, 1 << 29)
     with pytest.raises(UsageError, match="unknown hook"):
         EngineHooks(after_everything=print)
-
-
-def test_the_gil_switch_interval_is_the_engines_while_it_runs_and_restored_after():
-    """engine.gil_switch_us: process-wide, so the engine puts back what it found."""
-    import sys
-
-    with pytest.raises(UsageError, match="gil_switch_us must be an integer >= 50"):
-        EngineConfig(gil_switch_us=10)
-    with pytest.raises(UsageError, match=r"engine\.gil_switch_us: expected an integer >= 50"):
-        EngineConfig().with_settings({"engine.gil_switch_us": "5"})
-    before = sys.getswitchinterval()
-    cfg = EngineConfig(backend="cpu", synthesis_workers=1).with_settings({"engine.gil_switch_us": "500"})
-    assert cfg.gil_switch_us == 500
-    engine = Engine(cfg)
-    try:
-        assert sys.getswitchinterval() == pytest.approx(500e-6)
-    finally:
-        engine.shutdown()
-    assert sys.getswitchinterval() == before

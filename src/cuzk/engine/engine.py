@@ -36,7 +36,6 @@ import functools
 import itertools
 import logging
 import os
-import sys
 import threading
 import time
 import uuid
@@ -80,7 +79,6 @@ TOGGLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "synthesis.abc_on": ("abc_on_worker", lambda v: None if v == "auto" else v == "worker"),
     "finalize.split": ("split_finalize", bool),
     "upload.prestage": ("prestage_uploads", bool),
-    "engine.gil_switch_us": ("gil_switch_us", int),
 }
 #: Toggles a single request may set (ProofRequest.options): they change how its partitions are proved,
 #: not the engine's shape. Jobs with different options never share a batch.
@@ -152,7 +150,6 @@ class EngineConfig:
     abc_on_worker: bool | None = None
     split_finalize: bool = True  # finalize in finalizer threads (else in the GPU worker, after the lock)
     prestage_uploads: bool = True  # a unit's vectors go to the device before the lock is taken
-    gil_switch_us: int = 5000  # sys.setswitchinterval while the engine runs (Python's default: 5000)
     toggles: Mapping[str, Any] = field(
         default_factory=dict
     )  # the other named toggles (msm.window.*, staging)
@@ -166,7 +163,7 @@ class EngineConfig:
         "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
         "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
         "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
-        "prestage_uploads", "gil_switch_us",
+        "prestage_uploads",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -183,7 +180,6 @@ class EngineConfig:
         for name in ("gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
                      "max_batch_size", "queue_limit"):  # fmt: skip
             _positive_int(name, getattr(self, name))
-        _positive_int("gil_switch_us", self.gil_switch_us, minimum=50)
         _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
         for name in ("result_retention_s", "min_srs_idle_s"):
             v = getattr(self, name)
@@ -559,8 +555,6 @@ class Engine:
         self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)  # for the status page
         self._listeners: list[Callable[[JobResult, ProofRequest], None]] = []
         self._started = time.perf_counter()
-        self._switch_before = sys.getswitchinterval()  # process-wide: restored at shutdown
-        sys.setswitchinterval(cfg.gil_switch_us / 1e6)
         # started on first use: an engine that never proves spawns no process
         self._pool: SynthPool | None = None
         self._slots = threading.Semaphore(cfg.synthesis_workers)
@@ -785,7 +779,6 @@ class Engine:
             t.join()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_pending=True)
-        sys.setswitchinterval(self._switch_before)
 
     def __enter__(self) -> Engine:
         return self
