@@ -55,9 +55,12 @@ class EmptyMessage(Exception):
 
 def fuzz(target: Target, *, runs: int, out: Path, timeout: int = 60, max_len: int = 0, seed: int = 1) -> None:
     """libFuzzer on one target from its seeds; ends the process (exit 0 after `runs`, else a finding)."""
-    for data in target.seeds:  # numba compiles on the first calls: before libFuzzer's clock starts
-        with contextlib.suppress(CuzkError):
-            target.decode(data)
+    # The seeds once before libFuzzer starts: numba compiles on the first calls, and modules a
+    # decoder imports on first use are instrumented like the rest.
+    with atheris.instrument_imports(include=["cuzk"], exclude=NUMBA_MODULES):
+        for data in target.seeds:
+            with contextlib.suppress(CuzkError):
+                target.decode(data)
     counts: Counter[str] = Counter()
     out.mkdir(parents=True, exist_ok=True)
     corpus = Path(tempfile.mkdtemp(prefix=f"cuzk-fuzz-{target.name}-"))
