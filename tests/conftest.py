@@ -7,6 +7,9 @@
 - `@pytest.mark.gpu` tests run only where the CUDA backend can run.
 - `@pytest.mark.large` tests run only with CUZK_LARGE=1 (too big for the
   2-core CI machine).
+- Ctrl-C is heard: a runner started in the background of a shell inherits SIGINT
+  ignored, and so would every process a test starts; tests of interrupted writes
+  need it, so the session puts Python's default handler back.
 - `@pytest.mark.npm` tests (real circom and snarkjs) run when the pinned npm
   packages are already in the cache, or with CUZK_NPM=1, which fetches them
   (about 80 MB) first; the default run never downloads.
@@ -23,6 +26,13 @@ import pytest
 from cuzk import config
 
 SEED = int(os.environ.get("CUZK_TEST_SEED", "20261202"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -262,7 +262,11 @@ def run(cfg: DaemonConfig) -> int:
             else ""
         )
         print(f"cuzk daemon listening on {daemon.address}{extra}", flush=True)
-        stop.wait()
+        # Waits with a timeout: a signal the kernel hands to another thread (a gRPC or engine
+        # thread) only flags the main thread, which runs the handler when it next runs Python, and
+        # an untimed wait never returns to Python (the daemon slept through SIGTERM in CI).
+        while not stop.wait(0.25):
+            pass
     finally:
         daemon.stop()
         for sig in previous:  # drained: a repeated signal must not turn exit 0 into a kill
