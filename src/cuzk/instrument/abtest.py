@@ -6,13 +6,18 @@ and thermal or cache effects hit both), and judges each phase against the
 noise its own repeats show, so a planted regression in one MSM is named and
 the untouched phases are "within noise".
 
-The band for a phase is the largest of: NOISE_SIGMAS standard errors of the
-difference of the two medians (a run's spread taken robustly as 1.4826 x the
-median absolute deviation of the noisier side; a median's standard error is
-about 1.2533 sigma / sqrt(n)), REL_FLOOR of A's median, and ABS_FLOOR_S. The
-floors keep sub-millisecond phases and a handful of runs, whose spread
-estimate is itself noisy, from being judged on jitter: a change smaller than
-a fifth of a phase needs its own measurement, not this verdict.
+Timing noise is multiplicative (a loaded machine or a cold cache slows a
+phase by a factor, and a phase made five times slower jitters five times as
+much in milliseconds), so each phase is judged on the log of its times. The
+band for a phase, in log units, is the largest of: NOISE_SIGMAS standard
+errors of the difference of the two log medians (a run's spread taken
+robustly as 1.4826 x the median absolute deviation of the noisier side; a
+median's standard error is about 1.2533 sigma / sqrt(n)) and log(1 +
+REL_FLOOR); a change must also exceed ABS_FLOOR_S. The floors keep
+sub-millisecond phases and a handful of runs, whose spread estimate is itself
+noisy, from being judged on jitter: a change smaller than a fifth of a phase
+needs its own measurement, not this verdict. (Judged in milliseconds, the
+slow side's spread alone once hid a 4.8x slower MSM behind its own band.)
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ REL_FLOOR = 0.20
 ABS_FLOOR_S = 0.002
 MAD_TO_SIGMA = 1.4826
 MEDIAN_SE = 1.2533  # sqrt(pi / 2): a median's standard error in units of sigma / sqrt(n)
+_TINY = 1e-9  # a phase timed at zero still has a logarithm
 
 
 @dataclass(frozen=True)
@@ -48,21 +54,29 @@ class PhaseVerdict:
         return self.b_median / self.a_median if self.a_median > 0 else float("inf")
 
 
-def noise_band(a: Sequence[float], b: Sequence[float]) -> float:
-    """The half-width within which B's median may differ from A's by chance (see the module docstring)."""
-    ma, mb = statistics.median(a), statistics.median(b)
-    mad = max(statistics.median(abs(x - ma) for x in a), statistics.median(abs(x - mb) for x in b))
+def _log_band(a: Sequence[float], b: Sequence[float]) -> float:
+    la = [math.log(max(x, _TINY)) for x in a]
+    lb = [math.log(max(x, _TINY)) for x in b]
+    ma, mb = statistics.median(la), statistics.median(lb)
+    mad = max(statistics.median(abs(x - ma) for x in la), statistics.median(abs(x - mb) for x in lb))
     stderr = MEDIAN_SE * MAD_TO_SIGMA * mad * math.sqrt(1 / len(a) + 1 / len(b))
-    return max(NOISE_SIGMAS * stderr, REL_FLOOR * ma, ABS_FLOOR_S)
+    return max(NOISE_SIGMAS * stderr, math.log1p(REL_FLOOR))
+
+
+def noise_band(a: Sequence[float], b: Sequence[float]) -> float:
+    """How far above A's median B's may lie by chance, in seconds (see the module docstring)."""
+    return max(statistics.median(a) * math.expm1(_log_band(a, b)), ABS_FLOOR_S)
 
 
 def judge(phase: str, a: Sequence[float], b: Sequence[float]) -> PhaseVerdict:
     if not a or not b:
         raise UsageError(f"phase {phase}: both sides need at least one run")
     ma, mb = statistics.median(a), statistics.median(b)
-    band = noise_band(a, b)
-    verdict = "regressed" if mb - ma > band else "improved" if ma - mb > band else "within noise"
-    return PhaseVerdict(phase, ma, mb, band, verdict)
+    band = _log_band(a, b)
+    shift = math.log(max(mb, _TINY) / max(ma, _TINY))
+    beyond = abs(mb - ma) > ABS_FLOOR_S and abs(shift) > band
+    verdict = "within noise" if not beyond else "regressed" if shift > 0 else "improved"
+    return PhaseVerdict(phase, ma, mb, noise_band(a, b), verdict)
 
 
 def compare(
