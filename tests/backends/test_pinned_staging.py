@@ -1,28 +1,44 @@
-"""Page-locked staging (staging.pinned) against a fake device whose copies lag behind the host.
+"""Uploads against a fake device whose copies lag behind the host: pinned slots and pre-staging.
 
 On the H200 a bench ab with staging.pinned=true returned a proof with a point off the curve: the
 two pinned slots outlive one upload, but the events that say a slot's copy has finished were kept
 per upload, so the next upload refilled a slot still being read. Here the device copies run only
 when an event recorded after them is waited for, the worst a real DMA engine may do, so reusing a
 slot too early corrupts the result deterministically.
+
+Pre-staging (`stage`, the engine's uploads before the device lock) once queued its copy on the
+compute stream, behind the lock holder's kernels, and held back the holder's next download: the
+fake compute stream here records everything queued on it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 
 from cuzk.backends.cuda._runtime import CupyRuntime
 
 
 class LaggingStream:
+    current: ClassVar[list[LaggingStream]] = []  # the streams made current by `with`, innermost last
+
     def __init__(self) -> None:
         self.queue: list[Callable[[], None]] = []
         self.done = 0
+        self.waits = 0
+
+    def __enter__(self) -> LaggingStream:
+        LaggingStream.current.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        LaggingStream.current.pop()
 
     def record(self) -> SimpleNamespace:
         upto = len(self.queue)
@@ -35,12 +51,13 @@ class LaggingStream:
             self.done += 1
 
     def wait_event(self, event: Any) -> None:  # the compute stream: ordering only
-        pass
+        self.waits += 1
 
 
 class DeviceArray:
-    def __init__(self, arr: np.ndarray) -> None:
+    def __init__(self, arr: np.ndarray, stream: LaggingStream | None = None) -> None:
         self.arr = arr
+        self.stream = stream  # the stream current when it was allocated: its pool arena
 
     def __getitem__(self, index: Any) -> DeviceArray:
         return DeviceArray(self.arr[index])
@@ -52,10 +69,16 @@ class DeviceArray:
 
 def _runtime(chunk_bytes: int) -> CupyRuntime:
     cp = SimpleNamespace(
-        empty=lambda shape, dtype: DeviceArray(np.zeros(shape, dtype)),
-        cuda=SimpleNamespace(alloc_pinned_memory=lambda n: bytearray(n)),
+        empty=lambda shape, dtype: DeviceArray(
+            np.zeros(shape, dtype), LaggingStream.current[-1] if LaggingStream.current else None
+        ),
+        cuda=SimpleNamespace(
+            alloc_pinned_memory=lambda n: bytearray(n),
+            using_allocator=lambda malloc: contextlib.nullcontext(),
+        ),
     )
     rt = object.__new__(CupyRuntime)  # no CUDA: only the staging state the uploads use
+    rt.device, rt.pool = contextlib.nullcontext(), SimpleNamespace(malloc=None)
     rt.cp, rt.pinned_staging, rt._chunk_bytes = cp, True, chunk_bytes
     rt._pinned, rt.pin_seconds, rt._copy_pool = [], 0.0, None
     rt._slot_events, rt._next_slot, rt._slot_lock = [None, None], 0, threading.Lock()
@@ -98,3 +121,25 @@ def test_uploads_from_two_threads_share_the_slots_safely() -> None:
     rt.upload_stream.run()
     for i, h in enumerate(hosts):
         assert np.array_equal(outs[i].arr, h)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_a_staged_upload_stays_off_the_compute_stream_and_is_done_on_return(pinned: bool) -> None:
+    rt = _runtime(chunk_bytes=4 * 32)
+    rt.pinned_staging = pinned
+    host = np.random.default_rng(3).integers(0, 2**63, size=(11, 4), dtype=np.uint64)
+    with rt.compute:  # as under the device lock's guard: the compute stream is current
+        out = rt.stage(host)
+    assert np.array_equal(out.arr, host)  # complete without anyone waiting on a stream afterwards
+    assert rt.compute.queue == [] and rt.compute.waits == 0  # nothing queued behind the holder's kernels
+    assert out.stream is rt.upload_stream  # its block comes from the upload stream's arena
+    host[:] = 0
+    assert out.arr.any()  # the device copy is the backend's own
+
+
+def test_the_cpu_backend_stages_a_copy_not_a_view() -> None:
+    from cuzk.backends.cpu import CpuBackend
+
+    host = np.arange(8, dtype=np.uint64).reshape(2, 4)
+    staged = CpuBackend().stage(host)
+    assert np.array_equal(staged, host) and not np.shares_memory(staged, host)

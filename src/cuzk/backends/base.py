@@ -110,6 +110,17 @@ class Backend(ABC):
     def to_device(self, a: np.ndarray) -> Array:
         """Copy a host array to the backend's memory (no copy on the CPU)."""
 
+    def stage(self, a: np.ndarray) -> Array:
+        """Copy a host array to the backend ahead of the device lock, finished when this returns.
+
+        Unlike `to_device` inside the lock, the copy must not wait behind (or hold back) the
+        lock holder's kernels. The result is always the backend's own copy, never a view of `a`,
+        and must stay referenced while a queued kernel may read it (`prover.start` drops a/b/c
+        only after the NTTs that read them are done).
+        """
+        dev = self.to_device(a)
+        return dev.copy() if isinstance(dev, np.ndarray) and np.shares_memory(dev, a) else dev
+
     @abstractmethod
     def to_host(self, a: Array) -> np.ndarray:
         """Copy a backend array to a host numpy array."""

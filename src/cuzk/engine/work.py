@@ -184,7 +184,7 @@ def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Calla
         zk = prover.synthesize(resident.srs, [p.source for p in parts], timeline=timeline)
         return lambda: zk
     if all(p.abc is not None for p in parts):
-        abc = [tuple(_owned(backend, v) for v in p.abc) for p in parts]
+        abc = [tuple(backend.stage(v) for v in p.abc) for p in parts]
         witness = np.stack([np.concatenate([p.inputs, p.aux]) for p in parts])
         done = prover.Assignment(witness=witness, abc=abc, timeline=timeline)
         return lambda: done
@@ -198,20 +198,13 @@ def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Calla
                 f"witness {j} has {len(p.inputs) + len(p.aux)} values, witness 0 {ws.shape[1]}"
             )
         ws[j, : len(p.inputs)], ws[j, len(p.inputs) :] = p.inputs, p.aux
-    dev = backend.to_device(ws)
+    dev = backend.stage(ws)
     return lambda: prover.synthesize(resident.srs, ws, backend, timeline=timeline, device_witness=dev)
 
 
 def build_assignment(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Any:
     """The prover Assignment of k witnesses from synthesis hand-overs, at once (see `stage`)."""
     return stage(resident, parts, timeline)()
-
-
-def _owned(backend: Backend, host: np.ndarray) -> Any:
-    dev = backend.to_device(host)
-    if isinstance(dev, np.ndarray) and np.shares_memory(dev, host):
-        dev = dev.copy()
-    return dev
 
 
 def start(

@@ -205,9 +205,12 @@ def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int]
     win = dict(windows or {})
     with tl.span("ntt_h"):
         hs = [key.qap.h(be, a, b, c) for a, b, c in assignment.abc]
-        assignment.abc.clear()  # release a/b/c early: memory backpressure
         h_scalars = be.xp.stack(hs)
         be.synchronize()  # queued device work belongs to this span, not to msm_h
+        # Released early (memory backpressure), but only once no queued kernel reads them: a
+        # pre-staged array's block returns to the upload stream's arena (Backend.stage), whose
+        # next copy does not wait for the compute stream.
+        assignment.abc.clear()
     with tl.span("msm_h"):
         h = be.msm(key.h, h_scalars, window=win.get("h"))
     # The witness goes to the backend once; the query scalars are views or gathers of it

@@ -131,6 +131,13 @@ class Runtime:
         """
         raise NotImplementedError
 
+    def stage(self, host: np.ndarray) -> Any:
+        """Upload made outside the device lock (the engine's pre-staging), finished when this returns.
+
+        It must not queue on the compute stream, which the lock holder's kernels use (see CupyRuntime).
+        """
+        return self.upload(host)
+
     def synchronize(self) -> None:
         pass
 
@@ -326,30 +333,50 @@ class CupyRuntime(Runtime):
         return self._pinned
 
     def upload_chunks(self, host, bounds, out=None):
-        cp = self.cp
         host = np.ascontiguousarray(host)
         if out is None:
-            out = cp.empty(host.shape, dtype=host.dtype)
-        row_bytes = host.strides[0] if host.ndim else host.itemsize
+            out = self.cp.empty(host.shape, dtype=host.dtype)
         for lo, hi in bounds:
-            if self.pinned_staging:
-                # stage through two page-locked buffers, sub-chunked to their size
-                rows_per = max(1, self._chunk_bytes // row_bytes)
-                for a in range(lo, hi, rows_per):
-                    b = min(hi, a + rows_per)
-                    with self._slot_lock:
-                        slots, slot = self._pinned_slots(), self._next_slot
-                        if self._slot_events[slot] is not None:
-                            self._slot_events[slot].synchronize()  # its previous copy has left the slot
-                        staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
-                        self._parallel_copy(staged, host[a:b])
-                        out[a:b].set(staged, stream=self.upload_stream)
-                        self._slot_events[slot] = self.upload_stream.record()
-                        self._next_slot = slot ^ 1
-            else:
-                out[lo:hi].set(host[lo:hi], stream=self.upload_stream)
+            self._copy_rows(host, lo, hi, out)
             self.compute.wait_event(self.upload_stream.record())
             yield out, lo, hi
+
+    def stage(self, host: np.ndarray) -> Any:
+        """On the upload stream, waited for here, from the upload stream's memory arena.
+
+        Queued on the compute stream (the legacy stream every worker shares), a pre-staged upload
+        sat behind the lock holder's kernels and held back the holder's next download until it
+        was done: 52-85 ms of idle GPU in every porep-full partition's msm_h, the gap ending when
+        the other worker's staging ended (timelines of 2026-12-03). Allocated in the upload
+        stream's arena, the copy never lands in a block the pool freed while a compute kernel
+        still reads it, provided the caller drops a staged array only once no queued kernel reads it.
+        """
+        host = np.ascontiguousarray(host)
+        with self.guard("staging upload"), self.upload_stream:
+            out = self.cp.empty(host.shape, dtype=host.dtype)
+            self._copy_rows(host, 0, host.shape[0], out)
+            self.upload_stream.record().synchronize()
+        return out
+
+    def _copy_rows(self, host: np.ndarray, lo: int, hi: int, out: Any) -> None:
+        """Queue rows lo:hi of host onto out on the upload stream (through the pinned slots if on)."""
+        if not self.pinned_staging:
+            out[lo:hi].set(host[lo:hi], stream=self.upload_stream)
+            return
+        # stage through two page-locked buffers, sub-chunked to their size
+        row_bytes = host.strides[0] if host.ndim else host.itemsize
+        rows_per = max(1, self._chunk_bytes // row_bytes)
+        for a in range(lo, hi, rows_per):
+            b = min(hi, a + rows_per)
+            with self._slot_lock:
+                slots, slot = self._pinned_slots(), self._next_slot
+                if self._slot_events[slot] is not None:
+                    self._slot_events[slot].synchronize()  # its previous copy has left the slot
+                staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
+                self._parallel_copy(staged, host[a:b])
+                out[a:b].set(staged, stream=self.upload_stream)
+                self._slot_events[slot] = self.upload_stream.record()
+                self._next_slot = slot ^ 1
 
     def _parallel_copy(self, dst: np.ndarray, src: np.ndarray, parts: int = 8) -> None:
         """Host copy into the pinned buffer on several threads (numpy releases the GIL): one

@@ -91,6 +91,11 @@ class CudaBackend(Backend):
         with self.rt.guard("upload"):
             return self.rt.upload(np.ascontiguousarray(a))
 
+    def stage(self, a: np.ndarray) -> Any:
+        if not isinstance(a, np.ndarray):
+            return super().stage(a)
+        return self.rt.stage(a)
+
     def to_host(self, a: Any) -> np.ndarray:
         return self.rt.to_host(a)
 
