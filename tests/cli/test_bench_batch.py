@@ -11,7 +11,7 @@ def test_bench_batch_runs_both_ways_and_reports(tmp_path, capsys):
     out = tmp_path / "bench.json"
     argv = ["bench", "batch", "--circuit", "porep-tiny", "--count", "3", "--concurrency", "2",
             "--backend", "cpu", "--set", "synthesis_workers=1", "--set", "memory_budget=256MiB",
-            "--json", str(out)]  # fmt: skip
+            "--json", str(out), "--timeline", str(tmp_path / "run.jsonl")]  # fmt: skip
     assert main(argv) == 0
     text = capsys.readouterr().out
     for j in range(3):
@@ -22,6 +22,13 @@ def test_bench_batch_runs_both_ways_and_reports(tmp_path, capsys):
     assert res["config"]["synthesis_workers"] == 1 and res["config"]["memory_budget"] == 256 << 20
     assert 0 < res["gpu_busy"] <= 1 and res["pipeline_gain"] > 0 and res["baseline_wall_s"] > 0
     assert 0 < res["memory_peak"] <= res["memory_budget"]
+    # the engine's timeline feeds `timeline idle`: on the CPU backend the hold is the busy time
+    assert main(["timeline", "idle", str(tmp_path / "run.jsonl"), "--json", str(tmp_path / "idle.json")]) == 0
+    (idle,) = json.loads((tmp_path / "idle.json").read_text())
+    assert (
+        idle["device"] == "0" and not idle["clocked"] and idle["busy"] == idle["held"] and idle["gaps"] == []
+    )
+    assert {"device_lock", "ntt_h", "msm_h"} <= {p["phase"] for p in idle["phases"]}
 
 
 def test_bench_batch_refuses_unknown_settings(capsys):

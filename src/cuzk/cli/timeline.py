@@ -1,8 +1,11 @@
-"""`cuzk timeline render run.jsonl -o out.png|out.html`: a waterfall from a JSON-lines timeline."""
+"""`cuzk timeline render run.jsonl -o out.png|out.html`: a waterfall; `cuzk timeline idle run.jsonl`: where a
+held device sat idle and what each gap waited for (cuzk.instrument.idle)."""
 
 from __future__ import annotations
 
 import argparse
+
+from rich.table import Table
 
 from cuzk.cli.output import check_output_paths, console, input_file, output_file
 
@@ -17,6 +20,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-o", "--out", required=True, type=output_file, help="output file: .png or .html")
     r.add_argument("--title", default="", help="title (default: the timeline's file name)")
     r.set_defaults(func=cmd_render)
+    i = cmds.add_parser(
+        "idle",
+        help="where the device sat idle inside the lock's holds, by phase, and what each gap ended with",
+    )
+    i.add_argument(
+        "timeline", type=input_file, help="a JSON-lines timeline of the engine (`bench batch --timeline`)"
+    )
+    i.add_argument(
+        "--min-gap-ms", type=_positive_ms, default=5.0, help="shortest idle gap reported (default 5)"
+    )
+    i.add_argument(
+        "--all",
+        action="store_true",
+        help="the whole run as the window (default: first to last job completion)",
+    )
+    i.add_argument("--json", type=output_file, default=None, help="also write the report as JSON here")
+    i.set_defaults(func=cmd_idle)
+
+
+def _positive_ms(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0 ms, got {text}")
+    return value
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -30,4 +60,34 @@ def cmd_render(args: argparse.Namespace) -> int:
     con.print(f"{len(wf.bars)} spans on {len(wf.lanes)} lanes over {wf.window:.3f} s; {busy}")
     con.print("critical path: " + " -> ".join(b.name for b in wf.critical))
     con.print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_idle(args: argparse.Namespace) -> int:
+    import json
+
+    from cuzk.instrument.idle import analyse, describe
+    from cuzk.instrument.waterfall import read_jsonl
+
+    if args.json is not None:
+        check_output_paths(args.json)
+    reports = analyse(
+        read_jsonl(args.timeline),
+        min_gap=args.min_gap_ms / 1e3,
+        steady=not args.all,
+        source=str(args.timeline),
+    )
+    con = console()
+    for r in reports:
+        table = Table(title=f"device {r.device}: inside the lock's holds (medians)")
+        for col in ("phase", "n", "wall ms", "device busy ms", "idle ms"):
+            table.add_column(col, justify="left" if col == "phase" else "right")
+        for p in r.phases:
+            table.add_row(p.phase, str(p.count), f"{p.wall_ms:.1f}", f"{p.busy_ms:.1f}", f"{p.idle_ms:.1f}")
+        con.print(table)
+        for line in describe(r):
+            con.print(line, highlight=False)
+    if args.json is not None:
+        args.json.write_text(json.dumps([r.as_dict() for r in reports], indent=2) + "\n")
+        con.print(f"wrote {args.json}")
     return 0

@@ -1,0 +1,287 @@
+"""Where a held device sat idle, and what it was waiting for: the question GPU busy % leaves open.
+
+GPU busy below the lock's hold means the holder kept the device and gave it nothing to run.
+Per device this finds the idle gaps inside the lock holds (the hold minus the device clock's
+`device_busy` runs), puts each in the holder's phase, and names the span on another lane that
+ended when the gap ended: a gap that closes the moment something else finishes was waiting for
+it. On porep-full that one line, "msm_h: 50 gaps ... 49 ended with gpu_prepare", found the
+shared-stream staging copy (docs/BENCHMARKS.md, 2026-12-03) that per-phase means had hidden.
+
+The window is steady state by default: from the first job's completion to the last one's, so
+the ramp-up (the first partition's synthesis) and the drain do not count as idle.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cuzk.errors import FormatError
+from cuzk.instrument.waterfall import DEVICE_BUSY, Bar, build
+
+LOCK = "device_lock"
+#: a gap "ended with" a span that ended this close to it (seconds)
+RELEASE_TOLERANCE = 0.001
+OUTSIDE = "(in the hold, outside a phase)"
+
+
+@dataclass(frozen=True)
+class Gap:
+    start: float
+    end: float
+    phase: str
+    label: str  # job/partition of the holder
+    ended_with: str | None  # the name of the span on another lane that ended with the gap
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class PhaseIdle:
+    phase: str
+    count: int
+    wall_ms: float  # medians over the phase's spans in the window
+    busy_ms: float
+    idle_ms: float
+
+
+@dataclass
+class DeviceIdle:
+    device: str
+    window: tuple[float, float]
+    held: float  # fraction of the window the lock was held
+    busy: float  # fraction of the window the device clock ran
+    phases: list[PhaseIdle]
+    gaps: list[Gap]  # at least min_gap long, inside holds, in time order
+    min_gap: float = 0.005
+    clocked: bool = True  # False: the timeline has no device clock (the CPU backend)
+
+    @property
+    def seconds(self) -> float:
+        return self.window[1] - self.window[0]
+
+    def by_phase(self) -> list[tuple[str, list[Gap]]]:
+        """Gaps grouped by the holder's phase, the most idle time first."""
+        groups: dict[str, list[Gap]] = defaultdict(list)
+        for g in self.gaps:
+            groups[g.phase].append(g)
+        return sorted(groups.items(), key=lambda kv: -sum(g.seconds for g in kv[1]))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "window_s": round(self.seconds, 6),
+            "held": round(self.held, 4),
+            "busy": round(self.busy, 4),
+            "clocked": self.clocked,
+            "min_gap_ms": self.min_gap * 1e3,
+            "phases": [vars(p) for p in self.phases],
+            "gaps": [
+                {
+                    "phase": phase,
+                    "count": len(gs),
+                    "seconds": round(sum(g.seconds for g in gs), 6),
+                    "median_ms": round(statistics.median(g.seconds for g in gs) * 1e3, 3),
+                    "ended_with": dict(Counter(g.ended_with for g in gs if g.ended_with).most_common()),
+                }
+                for phase, gs in self.by_phase()
+            ],
+        }
+
+
+def _union(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[list[float]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _clip(intervals: Sequence[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]]:
+    return [(max(s, lo), min(e, hi)) for s, e in intervals if e > lo and s < hi]
+
+
+def _length(intervals: Sequence[tuple[float, float]]) -> float:
+    return sum(e - s for s, e in intervals)
+
+
+def _holes(lo: float, hi: float, busy: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """[lo, hi) minus the (merged, sorted) busy intervals."""
+    holes, cursor = [], lo
+    for s, e in _clip(busy, lo, hi):
+        if s > cursor:
+            holes.append((cursor, s))
+        cursor = max(cursor, e)
+    if cursor < hi:
+        holes.append((cursor, hi))
+    return holes
+
+
+def steady_window(bars: Sequence[Bar]) -> tuple[float, float] | None:
+    """First to last job completion (a job completes with its last span); None below two jobs."""
+    ends: dict[str, float] = {}
+    for b in bars:
+        if b.job:
+            ends[b.job] = max(ends.get(b.job, b.end), b.end)
+    if len(ends) < 2:
+        return None
+    done = sorted(ends.values())
+    return (done[0], done[-1]) if done[-1] > done[0] else None
+
+
+def analyse(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    min_gap: float = 0.005,
+    steady: bool = True,
+    source: str = "timeline",
+) -> list[DeviceIdle]:
+    """One DeviceIdle per device that has lock holds in the timeline."""
+    wf = build(records, source=source)
+    holds_of: dict[str, list[Bar]] = defaultdict(list)
+    for b in wf.bars:
+        if b.name == LOCK and b.attrs.get("device") is not None:
+            holds_of[str(b.attrs["device"])].append(b)
+    if not holds_of:
+        raise FormatError(
+            f"{source}: no {LOCK!r} spans: idle time is measured inside the device lock's holds, "
+            "which the engine records (`cuzk bench batch --timeline FILE`)"
+        )
+    window = (steady_window(wf.bars) if steady else None) or (0.0, wf.window)
+    lo, hi = window
+    out = []
+    for device in sorted(holds_of):
+        holds = sorted(holds_of[device], key=lambda b: b.start)
+        busy_bars = [b for b in wf.bars if b.name == DEVICE_BUSY and b.lane == f"device {device} busy"]
+        clocked = bool(busy_bars)
+        busy = _union([(b.start, b.end) for b in busy_bars] if clocked else [(h.start, h.end) for h in holds])
+        held = _union([(h.start, h.end) for h in holds])
+        span = hi - lo
+        out.append(
+            DeviceIdle(
+                device=device,
+                window=window,
+                held=_length(_clip(held, lo, hi)) / span if span > 0 else 0.0,
+                busy=_length(_clip(busy, lo, hi)) / span if span > 0 else 0.0,
+                phases=_phases(wf.bars, holds, busy, lo, hi),
+                gaps=_gaps(wf.bars, holds, busy, lo, hi, min_gap),
+                min_gap=min_gap,
+                clocked=clocked,
+            )
+        )
+    return out
+
+
+def _inside(b: Bar, lo: float, hi: float) -> bool:
+    return b.start >= lo and b.end <= hi
+
+
+def _held_phases(bars: Sequence[Bar], hold: Bar) -> list[Bar]:
+    """The holder's phase spans inside this hold (its worker's, not a finalizer's on the same device)."""
+    worker = hold.attrs.get("worker")
+    return [
+        b
+        for b in bars
+        if b.depth >= 1
+        and b.attrs.get("worker") == worker
+        and b.job == hold.job
+        and _inside(b, hold.start, hold.end)
+    ]
+
+
+def _phases(
+    bars: Sequence[Bar], holds: Sequence[Bar], busy: Sequence[tuple[float, float]], lo: float, hi: float
+) -> list[PhaseIdle]:
+    """The hold and each phase inside it: median wall, busy and idle milliseconds."""
+    spans: dict[str, list[Bar]] = defaultdict(list)
+    for h in holds:
+        if _inside(h, lo, hi):
+            spans[LOCK].append(h)
+            for b in _held_phases(bars, h):
+                spans[b.name].append(b)
+    rows = []
+    for name, bs in spans.items():
+        walls = [b.seconds for b in bs]
+        busys = [_length(_clip(busy, b.start, b.end)) for b in bs]
+        rows.append(
+            PhaseIdle(
+                phase=name,
+                count=len(bs),
+                wall_ms=round(statistics.median(walls) * 1e3, 3),
+                busy_ms=round(statistics.median(busys) * 1e3, 3),
+                idle_ms=round(statistics.median(w - u for w, u in zip(walls, busys, strict=True)) * 1e3, 3),
+            )
+        )
+    return sorted(rows, key=lambda r: (r.phase != LOCK, min(b.start for b in spans[r.phase])))
+
+
+def _gaps(
+    bars: Sequence[Bar],
+    holds: Sequence[Bar],
+    busy: Sequence[tuple[float, float]],
+    lo: float,
+    hi: float,
+    min_gap: float,
+) -> list[Gap]:
+    others = [b for b in bars if b.name != DEVICE_BUSY]
+    gaps = []
+    for h in holds:
+        if not _inside(h, lo, hi):
+            continue
+        worker = h.attrs.get("worker")
+        phases = _held_phases(bars, h)
+        for s, e in _holes(h.start, h.end, busy):
+            if e - s < min_gap:
+                continue
+            mid = (s + e) / 2
+            phase = min(
+                (p for p in phases if p.start <= mid <= p.end), key=lambda p: -p.depth, default=None
+            )  # the innermost phase
+            ended = [
+                o for o in others if abs(o.end - e) <= RELEASE_TOLERANCE and o.attrs.get("worker") != worker
+            ]
+            closest = min(ended, key=lambda o: (abs(o.end - e), o.depth)) if ended else None
+            gaps.append(
+                Gap(s, e, phase.name if phase else OUTSIDE, h.label, closest.name if closest else None)
+            )
+    return sorted(gaps, key=lambda g: g.start)
+
+
+def describe(report: DeviceIdle) -> list[str]:
+    """Plain lines: the window, held and busy, then the idle gaps by phase and what they ended with."""
+    what = "device clock" if report.clocked else "no device clock: busy is the lock's hold"
+    lines = [
+        f"device {report.device}: window {report.seconds:.3f} s; lock held {report.held * 100:.1f}%, "
+        f"device busy {report.busy * 100:.1f}% ({what})"
+    ]
+    groups = report.by_phase()
+    total = sum(g.seconds for g in report.gaps)
+    if not groups:
+        lines.append(f"no idle gap of {report.min_gap * 1e3:g} ms or more inside a hold")
+        return lines
+    share = total / report.seconds * 100 if report.seconds > 0 else 0.0
+    lines.append(
+        f"idle gaps of {report.min_gap * 1e3:g} ms or more inside holds: {len(report.gaps)}, "
+        f"{total:.3f} s ({share:.1f}% of the window)"
+    )
+    for phase, gs in groups:
+        median = statistics.median(g.seconds for g in gs) * 1e3
+        n = len(gs)
+        line = (
+            f"  {phase}: {n} gap{'s' * (n != 1)}, {sum(g.seconds for g in gs):.3f} s, median {median:.1f} ms"
+        )
+        ended = Counter(g.ended_with for g in gs if g.ended_with).most_common(2)
+        if ended:
+            line += "; " + ", ".join(f"{n} ended with {name}" for name, n in ended)
+        lines.append(line)
+    return lines
+
+
+__all__ = ["DeviceIdle", "Gap", "PhaseIdle", "analyse", "describe", "steady_window"]
