@@ -173,11 +173,29 @@ def tree_sum(rt: Runtime, curve: Curve, points: Any, groups: int, count: int) ->
     return points
 
 
-def _big_buckets(rt: Runtime, counts: Any) -> np.ndarray:
-    """Host indices of the buckets of more than BIG_ENTRIES entries. Skewed scalars (many equal,
-    mostly ones) and the narrow top window pile points into a few buckets; their partials are
-    tree-summed in batches instead of chained in one thread each."""
-    return np.asarray(rt.to_host(rt.xp.flatnonzero(counts > BIG_ENTRIES)), dtype=np.int64)
+@dataclass(frozen=True)
+class BigBuckets:
+    """The chunk's buckets of more than BIG_ENTRIES entries, on the host: index and entry range."""
+
+    index: np.ndarray  # int64 bucket indices
+    lo: np.ndarray  # int64: their entries are [lo, hi) of the chunk's bucket-sorted entries
+    hi: np.ndarray
+
+
+def _big_buckets(rt: Runtime, counts: Any, offsets: Any) -> BigBuckets:
+    """Skewed scalars (many equal, mostly ones) and the narrow top window pile points into a few
+    buckets; their partials are tree-summed in batches instead of chained in one thread each.
+
+    Their entry ranges come down in the chunk's one host sync, before the scatter, so merging
+    them needs no second one: waiting there for the chunk's accumulate held the next chunk's
+    upload back (2^26 points from host memory, window 19, whose 8-bit top window has ~232 big
+    buckets: 856 ms against 633 for window 20, which has none; H200, 2026-12-02).
+    """
+    xp = rt.xp
+    idx = xp.flatnonzero(counts > BIG_ENTRIES).astype(np.int64)
+    rows = rt.to_host(xp.stack([idx, offsets[idx].astype(np.int64), offsets[idx + 1].astype(np.int64)]))
+    rows = np.asarray(rows, dtype=np.int64)
+    return BigBuckets(index=rows[0], lo=rows[1], hi=rows[2])
 
 
 def span_pieces(
@@ -193,15 +211,11 @@ def span_pieces(
     return lo.astype(np.uint64), hi.astype(np.uint64), pieces
 
 
-def _merge_big(rt: Runtime, curve: Curve, big: np.ndarray, offsets: Any, partials: Any, buckets: Any) -> None:
+def _merge_big(rt: Runtime, curve: Curve, big: BigBuckets, partials: Any, buckets: Any) -> None:
     xp = rt.xp
     module, sfx = _group_module(curve)
-    idx = rt.upload(big.astype(np.uint32))
-    # only the big buckets' bounds come down (all W 2^(c-1) offsets were 14.7 MB at c = 19)
-    ends = rt.to_host(xp.stack([offsets[idx], offsets[idx + 1]])).astype(np.int64)
-    lo, hi = ends[0], ends[1]
-    starts = big + lo // ACCUMULATE_L  # partial slot of (first thread, bucket)
-    lens = (hi - 1) // ACCUMULATE_L - lo // ACCUMULATE_L + 1
+    starts = big.index + big.lo // ACCUMULATE_L  # partial slot of (first thread, bucket)
+    lens = (big.hi - 1) // ACCUMULATE_L - big.lo // ACCUMULATE_L + 1
     src = partials
     while True:
         plo, phi, pieces = span_pieces(starts, lens, SUM_G)
@@ -217,7 +231,10 @@ def _merge_big(rt: Runtime, curve: Curve, big: np.ndarray, offsets: Any, partial
         starts, lens = np.cumsum(pieces) - pieces, pieces
         if lens.max() == 1:
             break
-    rt.launch(module, f"add_into_{sfx}", big.size, (np.uint64(big.size), idx, src, buckets), block=64)
+    idx = rt.upload(big.index.astype(np.uint32))
+    rt.launch(
+        module, f"add_into_{sfx}", big.index.size, (np.uint64(big.index.size), idx, src, buckets), block=64
+    )
 
 
 def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan) -> np.ndarray:
@@ -261,7 +278,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
         offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
         # the one host sync per chunk, before the long kernels are queued: the host then goes
         # on to upload the next chunk while this one is scattered and accumulated
-        big = _big_buckets(rt, counts)
+        big = _big_buckets(rt, counts, offsets)
         cursor[...] = offsets[:-1]
         rt.launch(
             "fr",
@@ -292,8 +309,8 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             (np.uint64(total_b), np.uint32(ACCUMULATE_L), np.uint32(BIG_ENTRIES), offsets, partials, buckets),
             block=128,
         )
-        if big.size:
-            _merge_big(rt, curve, big, offsets, partials, buckets)
+        if big.index.size:
+            _merge_big(rt, curve, big, partials, buckets)
     M = plan.seg
     P = B // M
     R = xp.empty((W * P, words), dtype=np.uint64)
