@@ -257,10 +257,14 @@ def tune_msm(
             lambda host=host: be.msm(bases, host),
             {"msm_accumulate_g1": (madds * MADD_PRODUCTS, "fq")},
         )
-    variants = variants or {
-        24: [(16, 8, 32), (16, 4, 32), (17, 4, 32), (19, 1, 32), (16, 8, 64)],
-        26: [(17, 8, 32), (18, 4, 32), (19, 4, 32), (20, 8, 32)],
-    }
+    variants = (
+        variants
+        or {  # GPU_NOTES v8: window 19's big buckets without the second wait; the refit's picks
+            16: [(10, 1, 32), (11, 1, 32)],
+            24: [(16, 8, 32), (16, 4, 32), (17, 4, 32), (19, 4, 32), (19, 1, 32)],
+            26: [(17, 8, 32), (19, 4, 32), (19, 8, 32), (20, 8, 32)],
+        }
+    )
     for log_n, plans in variants.items():
         if bases.n < 1 << log_n:
             continue
