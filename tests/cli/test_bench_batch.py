@@ -17,10 +17,12 @@ def test_bench_batch_runs_both_ways_and_reports(tmp_path, capsys):
     for j in range(3):
         assert f"job   {j} seed {j}: completed in " in text
     assert "proofs/min; GPU busy " in text and "pipeline gain " in text and "peak RSS " in text
+    assert "% in the steady state); " in text
     res = json.loads(out.read_text())
     assert [r["status"] for r in res["jobs"]] == ["completed"] * 3
     assert res["config"]["synthesis_workers"] == 1 and res["config"]["memory_budget"] == 256 << 20
     assert 0 < res["gpu_busy"] <= 1 and res["pipeline_gain"] > 0 and res["baseline_wall_s"] > 0
+    assert 0 < res["gpu_busy_steady"] <= 1
     assert 0 < res["memory_peak"] <= res["memory_budget"]
     # the engine's timeline feeds `timeline idle`: on the CPU backend the hold is the busy time
     assert main(["timeline", "idle", str(tmp_path / "run.jsonl"), "--json", str(tmp_path / "idle.json")]) == 0

@@ -3,8 +3,9 @@
 The engine run gives per-job lines (latency, queue wait, synthesis, GPU-lock
 and finalize time, device) and a summary: steady-state seconds per job (the
 spacing of completions after the first, so start-up is not counted), proofs
-per minute, GPU busy (merged device-lock holds over the run), peak RSS of
-this process and of its synthesis workers, and queue waits. Then the same
+per minute, GPU busy (the device clock's runs, merged; the lock's holds on the
+CPU backend) over the run and over the steady state, peak RSS of this process
+and of its synthesis workers, and queue waits. Then the same
 jobs (same seeds) are proved in this process without the pipeline, and the
 ratio of the two wall times is the pipeline's gain. Parameters are loaded and
 one warm-up job is run before either timing, so both are warm.
@@ -208,6 +209,9 @@ def run_batch(
                 bar.advance(task)
         t1 = time.perf_counter()
         out["gpu_busy"] = engine.gpu_busy(t0, t1)
+        finished = sorted(r["done_s"] for r in rows)
+        if len(finished) > 1 and finished[-1] > finished[0]:  # the steady-state seconds per job's window
+            out["gpu_busy_steady"] = engine.gpu_busy(t0 + finished[0], t0 + finished[-1])
         out["memory_peak"] = engine.budget.peak()
         out["memory_budget"] = engine.budget.total
         workers_hwm = [_peak_rss_mib(pid) for pid in engine.status()["synthesis_workers"]["pids"]]
@@ -275,7 +279,12 @@ def print_summary(res: dict[str, Any]) -> None:
     from cuzk.cli.output import console
 
     con = console()
-    busy = f"GPU busy {100 * res['gpu_busy']:.1f}%; " if "gpu_busy" in res else ""
+    busy = ""
+    if "gpu_busy" in res:
+        steady = res.get("gpu_busy_steady")
+        busy = f"GPU busy {100 * res['gpu_busy']:.1f}%" + (
+            f" ({100 * steady:.1f}% in the steady state); " if steady is not None else "; "
+        )
     con.print(
         f"{res['mode']}: {res['count']} job(s) in {res['wall_s']:.3f} s ({res['wall_s_per_job']:.3f} s per job); "
         f"steady state {res['steady_s_per_job']:.3f} s per job (between first and last completion); "
