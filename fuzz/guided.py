@@ -14,6 +14,7 @@ process): `for t in $(python fuzz/guided.py --list); do python fuzz/guided.py $t
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import json
 import shutil
@@ -28,14 +29,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import atheris
 
-#: modules that define numba kernels: numba cannot compile instrumented bytecode, so these go
-#: uninstrumented (their Python parse code too: r1cs sections, point encodings)
-NUMBA_MODULES = [
-    "cuzk.algebra._curve_kernels", "cuzk.algebra._field_kernels", "cuzk.algebra._jit_curves",
-    "cuzk.algebra._jit_fields", "cuzk.algebra.encoding", "cuzk.algebra.pippenger",
-    "cuzk.backends.cpu.msm", "cuzk.backends.cpu.ntt", "cuzk.backends.cpu.spmv", "cuzk.backends.cuda.msm",
-    "cuzk.gadgets._fr", "cuzk.gadgets.poseidon", "cuzk.gadgets.poseidon_params", "cuzk.interop.r1cs",
-]  # fmt: skip
+#: decorators whose functions numba compiles from their bytecode
+JIT_DECORATORS = frozenset({"njit", "jit", "vectorize", "guvectorize", "stencil", "cfunc"})
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def numba_modules(src: Path = SRC) -> list[str]:
+    """cuzk modules with a numba-compiled function: numba cannot compile instrumented bytecode,
+    so these go uninstrumented (their Python parse code too: r1cs sections, point encodings).
+    Read from the source (a list kept by hand would miss the next kernel module)."""
+
+    def jitted(tree: ast.AST) -> bool:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                for d in node.decorator_list:
+                    f = d.func if isinstance(d, ast.Call) else d
+                    if (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in JIT_DECORATORS:
+                        return True
+        return False
+
+    return sorted(
+        ".".join(p.relative_to(src).with_suffix("").parts)
+        for p in (src / "cuzk").rglob("*.py")
+        if jitted(ast.parse(p.read_text()))
+    )
+
+
+NUMBA_MODULES = numba_modules()
 
 with atheris.instrument_imports(include=["cuzk"], exclude=NUMBA_MODULES):
     from targets import Target, targets

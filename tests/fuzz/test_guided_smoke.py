@@ -59,3 +59,12 @@ def test_a_planted_bug_is_found_and_its_input_kept(tmp_path: Path) -> None:
 def test_an_unknown_target_is_named_with_the_valid_ones(tmp_path: Path) -> None:
     r = _run([sys.executable, str(FUZZ / "guided.py"), "nope"], tmp_path)
     assert r.returncode == 2 and "unknown target 'nope'" in r.stderr and "grpc-prove" in r.stderr
+
+
+def test_the_uninstrumented_modules_are_those_numba_compiles() -> None:
+    code = "import json, guided; print(json.dumps(guided.NUMBA_MODULES))"  # atheris: its own process
+    r = _run([sys.executable, "-c", code], cwd=FUZZ)
+    assert r.returncode == 0, r.stderr
+    mods = set(json.loads(r.stdout.splitlines()[-1]))
+    assert {"cuzk.algebra._jit_fields", "cuzk.backends.cpu.msm", "cuzk.interop.r1cs"} <= mods
+    assert not mods & {"cuzk.errors", "cuzk.algebra._intrinsics", "cuzk.interop.zkey"}  # no njit there
