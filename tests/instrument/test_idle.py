@@ -10,7 +10,7 @@ import pytest
 
 from cuzk.cli.main import main
 from cuzk.errors import FormatError
-from cuzk.instrument.idle import OUTSIDE, analyse, describe, steady_window
+from cuzk.instrument.idle import OUTSIDE, analyse, describe, steady_window, summary
 from cuzk.instrument.waterfall import build
 
 MS = 1e-3
@@ -109,3 +109,14 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     (tmp_path / "empty.jsonl").write_text(json.dumps(_span("synthesis", 0, 5, "a", "w")) + "\n")
     assert main(["timeline", "idle", str(tmp_path / "empty.jsonl")]) == 2
     assert "no 'device_lock' spans" in capsys.readouterr().err
+
+
+def test_the_summary_bench_batch_prints() -> None:
+    recs = [
+        _span("finalize", -50, -10, "j-1", "fin-0"),
+        *_two_workers(),
+    ]  # a job done first: j1 in the window
+    lines = summary(recs)
+    assert lines and "1 ended with gpu_prepare" in lines[-1]
+    assert summary([s for s in recs if s["name"] != "device_busy"]) == []  # no clock: nothing to explain
+    assert summary([_span("synthesis", 0, 5, "a", "w")]) == []  # nothing ran on a device

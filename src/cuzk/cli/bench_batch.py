@@ -264,7 +264,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
             seed=args.seed,
             baseline=not args.no_baseline,
         )
-        write_timeline(args.timeline, res.pop("timelines"))
+        timelines = res.pop("timelines")
+        write_timeline(args.timeline, timelines)
+        from cuzk.instrument.idle import summary
+
+        res["idle"] = summary([rec for tl in timelines for rec in tl.records()])
     print_summary(res)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2, default=str) + "\n")
@@ -303,6 +307,8 @@ def print_summary(res: dict[str, Any]) -> None:
             ),
             soft_wrap=True,
         )
+    for line in res.get("idle", []):  # where the held device idled (cuzk timeline idle), if it did
+        con.print(line, highlight=False, soft_wrap=True)
     con.print(
         f"set-up: parameters {res['srs_load_s']:.2f} s, warm-up job {res['warmup_s']:.2f} s (not counted)"
     )

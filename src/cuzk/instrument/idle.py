@@ -284,4 +284,14 @@ def describe(report: DeviceIdle) -> list[str]:
     return lines
 
 
-__all__ = ["DeviceIdle", "Gap", "PhaseIdle", "analyse", "describe", "steady_window"]
+def summary(records: Sequence[Mapping[str, Any]], *, min_gap: float = 0.005) -> list[str]:
+    """`describe` for each device with a clock and idle gaps over the steady window; else nothing
+    (what `bench batch` prints after its figures, so a shortfall of GPU busy comes explained)."""
+    try:
+        reports = analyse(records, min_gap=min_gap)
+    except FormatError:  # no holds: nothing ran on a device
+        return []
+    return [line for r in reports if r.clocked and r.gaps for line in describe(r)]
+
+
+__all__ = ["DeviceIdle", "Gap", "PhaseIdle", "analyse", "describe", "steady_window", "summary"]
