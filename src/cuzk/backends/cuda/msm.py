@@ -248,7 +248,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
     acc_threads = -(-max_entries // ACCUMULATE_L)
     rt.reserve(
         chunk * 32
-        + 2 * max_entries * 4
+        + max_entries * 8
         + 3 * (total_b + 1) * 4
         + (total_b + acc_threads) * words * 8
         + total_b * words * 8,
@@ -259,8 +259,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
     counts = xp.empty(total_b, dtype=np.uint32)
     offsets = xp.zeros(total_b + 1, dtype=np.uint32)
     cursor = xp.empty(total_b, dtype=np.uint32)
-    keys = xp.empty(max_entries, dtype=np.uint32)
-    vals = xp.empty(max_entries, dtype=np.uint32)
+    entries = xp.empty(max_entries, dtype=np.uint64)  # (point << 1 | sign) << 32 | bucket, bucket-sorted
     partials = xp.empty((total_b + acc_threads, words), dtype=np.uint64)
     if isinstance(scalars, np.ndarray) and xp is not np:
         stream = rt.upload_chunks(scalars, plan.chunks)
@@ -284,7 +283,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             "fr",
             "msm_scatter",
             m,
-            (np.uint64(m), canon, cursor, keys, vals, np.int32(plan.c), np.int32(W)),
+            (np.uint64(m), canon, cursor, entries, np.int32(plan.c), np.int32(W)),
         )
         threads = -(-m * W // ACCUMULATE_L)
         rt.launch(
@@ -295,8 +294,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
                 np.uint64(threads),
                 np.uint32(ACCUMULATE_L),
                 offsets[total_b:],
-                keys,
-                vals,
+                entries,
                 bases[lo:],
                 partials,
             ),

@@ -5,9 +5,8 @@
 #include "msm.cuh"
 
 CUZK_KERNEL(CUZK_NAME(msm_accumulate))(uint64_t nthreads, uint32_t L, const uint32_t* total,
-                                                     const uint32_t* keys, const uint32_t* vals,
-                                                     const uint32_t* bases, uint32_t* partials) {
-    CUZK_FOR_TID(nthreads) cuzk::msm_accumulate<CUZK_F>(tid, L, total, keys, vals, bases, partials);
+                                       const uint64_t* entries, const uint32_t* bases, uint32_t* partials) {
+    CUZK_FOR_TID(nthreads) cuzk::msm_accumulate<CUZK_F>(tid, L, total, entries, bases, partials);
 }
 
 CUZK_KERNEL(CUZK_NAME(msm_merge))(uint64_t nbuckets, uint32_t L, uint32_t skip_above, const uint32_t* offsets,

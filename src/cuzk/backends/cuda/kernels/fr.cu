@@ -52,9 +52,9 @@ CUZK_KERNEL(msm_digits)(uint64_t n, const uint32_t* scalars, uint32_t* canon, ui
     CUZK_FOR_TID(n) cuzk::msm_digits(tid, scalars, canon, counts, c, windows);
 }
 
-CUZK_KERNEL(msm_scatter)(uint64_t n, const uint32_t* canon, uint32_t* cursor, uint32_t* keys,
-                                       uint32_t* vals, int c, int windows) {
-    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, keys, vals, c, windows);
+CUZK_KERNEL(msm_scatter)(uint64_t n, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
+                         int windows) {
+    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, entries, c, windows);
 }
 
 CUZK_KERNEL(spmv_csr)(uint64_t rows, const int64_t* indptr, const int32_t* indices,

@@ -3,7 +3,7 @@
 // Per chunk of points:
 //   digits:     scalar i -> canonical form; signed c-bit digits; count[w B + |d| - 1] += 1
 //   (host)      offsets = exclusive prefix sum of the counts (CuPy / CUB)
-//   scatter:    (bucket g, point i, sign) pairs land bucket-contiguous at offsets[g]
+//   scatter:    (bucket g, point i, sign) entries land bucket-contiguous at offsets[g]
 //   accumulate: thread t sums entries [t L, t L + L) per bucket in XYZZ, writing one partial
 //               per (thread, bucket) at slot g + t; the slot is unique because the entries
 //               are sorted by g, so a later thread never sees a smaller bucket
@@ -50,9 +50,13 @@ CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, ui
     }
 }
 
-// Place scalar i's (bucket, point) pairs; cursor starts as a copy of the offsets.
-CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint32_t* keys, uint32_t* vals,
-                         int c, int windows) {
+// An entry: bucket g in the low word, (point index << 1 | sign) in the high word, written with
+// one 8-byte store (two 4-byte stores into two arrays touched two random sectors per entry).
+CUZK_HD uint64_t msm_entry(uint32_t g, uint32_t val) { return ((uint64_t)val << 32) | g; }
+
+// Place scalar i's (bucket, point) entries; cursor starts as a copy of the offsets.
+CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
+                         int windows) {
     fr_t s = load_elem<fr_t>(canon, i);
     const uint32_t B = 1u << (c - 1);
     uint32_t carry = 0;
@@ -61,8 +65,7 @@ CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, ui
         if (d != 0) {
             uint32_t g = w * B + (uint32_t)(d < 0 ? -d : d) - 1;
             uint32_t pos = atomic_inc(&cursor[g]);
-            keys[pos] = g;
-            vals[pos] = ((uint32_t)i << 1) | (d < 0 ? 1u : 0u);
+            entries[pos] = msm_entry(g, ((uint32_t)i << 1) | (d < 0 ? 1u : 0u));
         }
     }
 }
@@ -76,22 +79,23 @@ CUZK_HD Affine<F> signed_point(const uint32_t* bases, uint64_t idx, bool neg) {
 
 // Thread t: XYZZ sums of entries [t L, min(t L + L, total)) per bucket, into slots g + t.
 template <class F>
-CUZK_HD void msm_accumulate(uint64_t t, uint32_t L, const uint32_t* total_ptr, const uint32_t* keys,
-                            const uint32_t* vals, const uint32_t* bases, uint32_t* partials) {
+CUZK_HD void msm_accumulate(uint64_t t, uint32_t L, const uint32_t* total_ptr, const uint64_t* entries,
+                            const uint32_t* bases, uint32_t* partials) {
     const uint64_t total = *total_ptr;
     const uint64_t k0 = t * L;
     if (k0 >= total) return;
     const uint64_t k1 = k0 + L < total ? k0 + L : total;
-    uint32_t g = keys[k0];
+    uint32_t g = (uint32_t)entries[k0];
     Xyzz<F> acc = Xyzz<F>::inf();
     for (uint64_t k = k0; k < k1; k++) {
-        const uint32_t gk = keys[k];
+        const uint64_t entry = entries[k];
+        const uint32_t gk = (uint32_t)entry;
         if (gk != g) {
             store_xyzz<F>(partials, (uint64_t)g + t, acc);
             acc = Xyzz<F>::inf();
             g = gk;
         }
-        const uint32_t e = vals[k];
+        const uint32_t e = (uint32_t)(entry >> 32);
         Affine<F> p = signed_point<F>(bases, e >> 1, e & 1u);
         if (!p.is_inf()) acc = xyzz_madd(acc, p.x, p.y);
     }
