@@ -191,10 +191,10 @@ class Circuit(ABC):
             if a is None or a.shape != want:
                 raise CircuitError(f"{self.name}: instance[{name!r}] should have shape {want}")
 
-    def witness(self, inst: Mapping[str, np.ndarray]) -> Witness:
-        """The full assignment, computed by the recorded witness program."""
+    def witness(self, inst: Mapping[str, np.ndarray], *, out: np.ndarray | None = None) -> Witness:
+        """The full assignment, computed by the recorded witness program (into `out`: see its `run`)."""
         self._check_instance(inst)
-        return self.program().run(inst)
+        return self.program().run(inst, out=out)
 
     def public_inputs(self, inst: Mapping[str, np.ndarray]) -> list[int]:
         """Canonical public inputs in input order, without ONE (== FR.to_ints(witness.inputs[1:]))."""
