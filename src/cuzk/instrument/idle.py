@@ -14,6 +14,7 @@ the ramp-up (the first partition's synthesis) and the drain do not count as idle
 from __future__ import annotations
 
 import statistics
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -156,9 +157,15 @@ def analyse(
         )
     window = (steady_window(wf.bars) if steady else None) or (0.0, wf.window)
     lo, hi = window
+    phases_of_job: dict[str, list[Bar]] = defaultdict(list)
+    for b in wf.bars:
+        if b.depth >= 1:
+            phases_of_job[b.job].append(b)
+    ends = sorted((b for b in wf.bars if b.name != DEVICE_BUSY), key=lambda b: b.end)
     out = []
     for device in sorted(holds_of):
         holds = sorted(holds_of[device], key=lambda b: b.start)
+        in_window = [(h, _held_phases(phases_of_job[h.job], h)) for h in holds if _inside(h, lo, hi)]
         busy_bars = [b for b in wf.bars if b.name == DEVICE_BUSY and b.lane == f"device {device} busy"]
         clocked = bool(busy_bars)
         busy = _union([(b.start, b.end) for b in busy_bars] if clocked else [(h.start, h.end) for h in holds])
@@ -170,8 +177,8 @@ def analyse(
                 window=window,
                 held=_length(_clip(held, lo, hi)) / span if span > 0 else 0.0,
                 busy=_length(_clip(busy, lo, hi)) / span if span > 0 else 0.0,
-                phases=_phases(wf.bars, holds, busy, lo, hi),
-                gaps=_gaps(wf.bars, holds, busy, lo, hi, min_gap),
+                phases=_phases(in_window, busy),
+                gaps=_gaps(in_window, busy, ends, min_gap),
                 min_gap=min_gap,
                 clocked=clocked,
             )
@@ -183,29 +190,19 @@ def _inside(b: Bar, lo: float, hi: float) -> bool:
     return b.start >= lo and b.end <= hi
 
 
-def _held_phases(bars: Sequence[Bar], hold: Bar) -> list[Bar]:
+def _held_phases(job_phases: Sequence[Bar], hold: Bar) -> list[Bar]:
     """The holder's phase spans inside this hold (its worker's, not a finalizer's on the same device)."""
     worker = hold.attrs.get("worker")
-    return [
-        b
-        for b in bars
-        if b.depth >= 1
-        and b.attrs.get("worker") == worker
-        and b.job == hold.job
-        and _inside(b, hold.start, hold.end)
-    ]
+    return [b for b in job_phases if b.attrs.get("worker") == worker and _inside(b, hold.start, hold.end)]
 
 
-def _phases(
-    bars: Sequence[Bar], holds: Sequence[Bar], busy: Sequence[tuple[float, float]], lo: float, hi: float
-) -> list[PhaseIdle]:
+def _phases(held: Sequence[tuple[Bar, list[Bar]]], busy: Sequence[tuple[float, float]]) -> list[PhaseIdle]:
     """The hold and each phase inside it: median wall, busy and idle milliseconds."""
     spans: dict[str, list[Bar]] = defaultdict(list)
-    for h in holds:
-        if _inside(h, lo, hi):
-            spans[LOCK].append(h)
-            for b in _held_phases(bars, h):
-                spans[b.name].append(b)
+    for h, phases in held:
+        spans[LOCK].append(h)
+        for b in phases:
+            spans[b.name].append(b)
     rows = []
     for name, bs in spans.items():
         walls = [b.seconds for b in bs]
@@ -223,20 +220,16 @@ def _phases(
 
 
 def _gaps(
-    bars: Sequence[Bar],
-    holds: Sequence[Bar],
+    held: Sequence[tuple[Bar, list[Bar]]],
     busy: Sequence[tuple[float, float]],
-    lo: float,
-    hi: float,
+    ends: Sequence[Bar],
     min_gap: float,
 ) -> list[Gap]:
-    others = [b for b in bars if b.name != DEVICE_BUSY]
+    """`ends`: the spans that may have released a gap, sorted by their end."""
+    end_times = [b.end for b in ends]
     gaps = []
-    for h in holds:
-        if not _inside(h, lo, hi):
-            continue
+    for h, phases in held:
         worker = h.attrs.get("worker")
-        phases = _held_phases(bars, h)
         for s, e in _holes(h.start, h.end, busy):
             if e - s < min_gap:
                 continue
@@ -244,9 +237,10 @@ def _gaps(
             phase = min(
                 (p for p in phases if p.start <= mid <= p.end), key=lambda p: -p.depth, default=None
             )  # the innermost phase
-            ended = [
-                o for o in others if abs(o.end - e) <= RELEASE_TOLERANCE and o.attrs.get("worker") != worker
+            near = ends[
+                bisect_left(end_times, e - RELEASE_TOLERANCE) : bisect_right(end_times, e + RELEASE_TOLERANCE)
             ]
+            ended = [o for o in near if o.attrs.get("worker") != worker]
             closest = min(ended, key=lambda o: (abs(o.end - e), o.depth)) if ended else None
             gaps.append(
                 Gap(s, e, phase.name if phase else OUTSIDE, h.label, closest.name if closest else None)

@@ -194,7 +194,6 @@ def _big_buckets(rt: Runtime, counts: Any, offsets: Any) -> BigBuckets:
     xp = rt.xp
     idx = xp.flatnonzero(counts > BIG_ENTRIES).astype(np.int64)
     rows = rt.to_host(xp.stack([idx, offsets[idx].astype(np.int64), offsets[idx + 1].astype(np.int64)]))
-    rows = np.asarray(rows, dtype=np.int64)
     return BigBuckets(index=rows[0], lo=rows[1], hi=rows[2])
 
 
