@@ -290,6 +290,8 @@ def tune_ntt(be: Any, timer: Timer, log_sizes: tuple[int, ...] = (20, 22, 24, 27
         ("default", {}),
         ("radix2", {"RADIX4": False}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
+        ("reg8", {"KERNEL": "ntt_pass_reg8"}),
+        ("reg8-table-27", {"KERNEL": "ntt_pass_reg8", "FULL_TABLE_LOG": 27}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
         ("radix2-table-20", {"RADIX4": False, "FULL_TABLE_LOG": 20}),
     ]

@@ -30,6 +30,15 @@ def test_ntt(be, rng):
     K.check_ntt(be, rng, [1, 3, 10, 11, 12, 16, 20, 22, 23])
 
 
+@pytest.mark.parametrize("kernel", ["ntt_pass_reg8", "ntt_pass_regs"])
+def test_ntt_kernel_variants(be, rng, monkeypatch, kernel):
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.backends.cuda import ntt as N
+
+    monkeypatch.setattr(N, "KERNEL", kernel)
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [3, 4, 10, 11, 12, 16, 20, 21, 22, 23])
+
+
 def test_msm_g1(be, rng):
     K.check_msm(be, rng, "g1", 1 << 13, windows=(None, 7, 13), chunks=(None, 3))
 

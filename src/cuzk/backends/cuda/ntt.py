@@ -36,8 +36,11 @@ FULL_TABLE_LOG = 24
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
-#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas;
+#: "ntt_pass_reg8" keeps 8 elements per thread in registers (tile / 8 threads, passes of at
+#: least 2^3 points; smaller ones fall back to "ntt_pass")
 KERNEL = "ntt_pass"
+REG8 = "ntt_pass_reg8"
 
 
 def plan_passes(log_n: int) -> tuple[int, ...]:
@@ -59,6 +62,7 @@ class PassGeometry:
     blocks: int
     threads: int
     shared: int  # bytes of dynamic shared memory
+    kernel: str
 
 
 def pass_geometry(log_n: int) -> list[PassGeometry]:
@@ -71,14 +75,16 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
         room = TILE_LOG - log_N
         log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
         elems = 1 << (log_N + log_T)
+        reg8 = KERNEL == REG8 and log_N >= 3
         out.append(
             PassGeometry(
                 log_N=log_N,
                 log_S=log_S,
                 log_T=log_T,
                 blocks=1 << (log_n - log_N - log_T),
-                threads=max(1, min(THREADS, elems // 2, 1024)),
+                threads=elems // 8 if reg8 else max(1, min(THREADS, elems // 2, 1024)),
                 shared=elems * 32,
+                kernel=KERNEL if reg8 or KERNEL != REG8 else "ntt_pass",
             )
         )
         log_S -= log_N
@@ -198,7 +204,7 @@ class CudaNtt:
             dst = out if last else work
             rt.launch(
                 "ntt",
-                KERNEL,
+                g.kernel,
                 0,
                 (
                     src,

@@ -59,41 +59,46 @@ CUZK_HD fr_t two_level(const uint32_t* lo, const uint32_t* hi, int bits, uint64_
 
 CUZK_HD bool ntt_is_last(const NttArgs& a) { return a.log_S == a.log_N; }
 
-// Last pass: the sub-problem index o whose results land at natural indices D + (n/N) k.
+// Last pass: the sub-problem index o whose results land at natural indices D + (n/N) k. The
+// digits are taken with constant indices into logs (at most 3 earlier passes) so that the
+// arguments stay in registers: a runtime index would put the whole struct in local memory.
 CUZK_HD uint64_t ntt_last_group(const NttArgs& a, uint64_t D) {
     uint64_t o = 0;
-    for (int p = 0; p < a.npass - 1; p++) {
-        uint64_t digit = D & ((1ull << a.logs[p]) - 1);
-        D >>= a.logs[p];
-        o = (o << a.logs[p]) | digit;
+#pragma unroll
+    for (int p = 0; p < 3; p++) {
+        if (p >= a.npass - 1) break;
+        const int l = a.logs[p];
+        o = (o << l) | (D & ((1ull << l) - 1));
+        D >>= l;
     }
     return o;
 }
 
-// Step 1: element idx (< T N) of block blk from global memory into the tile.
-CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* tile) {
-    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
-    uint32_t g, i1;
-    uint64_t addr, natural;
+// Tile element (g, i1) of block blk, read from global memory (times the input scale, if any).
+CUZK_HD fr_t ntt_fetch(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t i1) {
+    uint64_t addr;
     if (ntt_is_last(a)) {
-        g = idx >> a.log_N;
-        i1 = idx & (N - 1);
-        uint64_t o = ntt_last_group(a, (blk << a.log_T) + g);
-        addr = (o << a.log_N) + i1;
-        natural = addr;  // only used when this pass is also the first (o = 0)
+        addr = (ntt_last_group(a, (blk << a.log_T) + g) << a.log_N) + i1;
     } else {
-        g = idx & (T - 1);
-        i1 = idx >> a.log_T;
         const int log_M = a.log_S - a.log_N;
         const int log_bpo = log_M - a.log_T;  // blocks per sub-problem (a power of two: shifts)
         uint64_t o = blk >> log_bpo;
         uint64_t i2 = ((blk & ((1ull << log_bpo) - 1)) << a.log_T) + g;
         addr = (o << a.log_S) + ((uint64_t)i1 << log_M) + i2;
-        natural = addr;
     }
     fr_t x = load_elem<fr_t>(a.in, addr);
-    if (a.in_lo != nullptr) x = x * two_level(a.in_lo, a.in_hi, a.tw_bits, natural);
-    store_elem<fr_t>(tile, (uint64_t)g * N + i1, x);
+    // the input scale is set on the first pass only, where addr is the natural index
+    if (a.in_lo != nullptr) x = x * two_level(a.in_lo, a.in_hi, a.tw_bits, addr);
+    return x;
+}
+
+// Step 1: element idx (< T N) of block blk from global memory into the tile.
+CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* tile) {
+    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
+    const bool last = ntt_is_last(a);
+    const uint32_t g = last ? idx >> a.log_N : idx & (T - 1);
+    const uint32_t i1 = last ? idx & (N - 1) : idx >> a.log_T;
+    store_elem<fr_t>(tile, (uint64_t)g * N + i1, ntt_fetch(a, blk, g, i1));
 }
 
 // Step 2: butterfly beta (< T N / 2) of the DIF stage with half-size 2^log_h.
@@ -149,12 +154,9 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
     store_elem<fr_t>(tile, base + 3 * step, e1);
 }
 
-// Step 3: output element idx (< T N) of block blk from the tile to global memory.
-CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
-    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
-    const uint32_t g = idx & (T - 1);
-    const uint32_t k1 = idx >> a.log_T;
-    fr_t x = load_elem<fr_t>(tile, (uint64_t)g * N + bitrev(k1, a.log_N));
+// Output k1 of column g of block blk (the DFT's X[k1], already in hand) to global memory, times
+// the inter-pass twiddle (non-last passes) or the output scale (last pass).
+CUZK_HD void ntt_emit(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t k1, fr_t x) {
     if (ntt_is_last(a)) {
         uint64_t natural = (blk << a.log_T) + g + ((uint64_t)k1 << (a.log_n - a.log_N));
         if (a.out_mode == 1) x = x * load_elem<fr_t>(a.out_c, 0);
@@ -173,6 +175,105 @@ CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint3
                 x = x * two_level(a.tw_lo, a.tw_hi, a.tw_bits, local << (a.log_n - a.log_S));
         }
         store_elem<fr_t>(a.out, (o << a.log_S) + ((uint64_t)k1 << log_M) + i2, x);
+    }
+}
+
+// Step 3: output element idx (< T N) of block blk from the tile to global memory.
+CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
+    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
+    const uint32_t g = idx & (T - 1);
+    const uint32_t k1 = idx >> a.log_T;
+    ntt_emit(a, blk, g, k1, load_elem<fr_t>(tile, (uint64_t)g * N + bitrev(k1, a.log_N)));
+}
+
+// ---- The register-resident pass (ntt_pass_reg8): each thread holds 8 elements of the tile in
+// registers and runs up to three DIF stages on them per step; the tile goes through shared memory
+// only between steps (three exchanges for N = 2^10 or 2^11, instead of a round trip per one or two
+// stages), the first step reads global memory and the last writes it straight from registers.
+// Step plan: the short step (log_N mod 3 stages) first, then steps of three; a step whose top
+// stage has half-size 2^h holds the elements that differ in tile bits lo..lo+2, lo = h - 2.
+
+// Other bit i of a thread (the tile bits outside lo..lo+2, in order).
+CUZK_HD int r8_other_bit(int i, int lo) { return i < lo ? i : i + 3; }
+
+// Tile position of element 0 of thread t in the step with group bits lo..lo+2. Thread bits go to
+// the other bits in rotated order, so that a warp's 32 lanes fill five bits whose swizzled
+// shared-memory words (r8_word) fall in 32 different banks: bits 0..4 when lo >= 5, else the five
+// bits from lo + 3 up.
+CUZK_HD uint32_t r8_base(uint32_t t, int lo, int tot_bits) {
+    const int count = tot_bits - 3;
+    const int r0 = lo >= 5 ? 0 : lo;
+    uint32_t p = 0;
+    for (int j = 0; j < count; j++) p |= ((t >> j) & 1u) << r8_other_bit((j + r0) % count, lo);
+    return p;
+}
+
+// Shared-memory word of limb l of tile position p: limb-planar with an XOR swizzle (bits 5..9 onto
+// 0..4, bit 10 onto 0), a bijection on the tile that puts every step's lanes in distinct banks.
+CUZK_HD uint32_t r8_word(uint32_t p, int l, int tot_bits) {
+    const uint32_t sw = p ^ ((p >> 5) & 31u) ^ ((p >> 10) & 1u);
+    return ((uint32_t)l << tot_bits) + sw;
+}
+
+// One DIF stage on a thread's 8 elements: pairs differing in bit D (< 3) of the element index,
+// i.e. tile bit lo + D, half-size 2^(lo + D). base_i is element 0's index within its DFT.
+template <int D>
+CUZK_HD void r8_stage(const NttArgs& a, fr_t* x, uint32_t base_i, int lo) {
+    const int s = lo + D;
+    const int sh = a.log_N - 1 - s;
+    const uint32_t jmask = (1u << s) - 1;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        if (k & (1 << D)) continue;
+        const uint32_t j = (base_i + ((uint32_t)k << lo)) & jmask;
+        fr_t u = x[k], v = x[k | (1 << D)];
+        x[k] = u + v;
+        fr_t d = u - v;
+        if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << sh);
+        x[k | (1 << D)] = d;
+    }
+}
+
+// A step of r (1..3) stages, top stage half-size 2^(lo + 2).
+CUZK_HD void r8_step(const NttArgs& a, fr_t* x, uint32_t base, int lo, int r) {
+    const uint32_t base_i = base & ((1u << a.log_N) - 1);
+    r8_stage<2>(a, x, base_i, lo);
+    if (r >= 2) r8_stage<1>(a, x, base_i, lo);
+    if (r >= 3) r8_stage<0>(a, x, base_i, lo);
+}
+
+CUZK_HD void r8_fetch(const NttArgs& a, uint64_t blk, fr_t* x, uint32_t base, int lo) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint32_t p = base + ((uint32_t)k << lo);
+        x[k] = ntt_fetch(a, blk, p >> a.log_N, p & ((1u << a.log_N) - 1));
+    }
+}
+
+// The network leaves X[bitrev(i)] at DFT index i.
+CUZK_HD void r8_emit(const NttArgs& a, uint64_t blk, const fr_t* x, uint32_t base, int lo) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint32_t p = base + ((uint32_t)k << lo);
+        ntt_emit(a, blk, p >> a.log_N, bitrev(p & ((1u << a.log_N) - 1), a.log_N), x[k]);
+    }
+}
+
+CUZK_HD void r8_put(fr_t* x, uint32_t base, int lo, int tot_bits, uint32_t* tile) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint32_t p = base + ((uint32_t)k << lo);
+#pragma unroll
+        for (int l = 0; l < fr_t::N; l++) tile[r8_word(p, l, tot_bits)] = x[k].v[l];
+    }
+}
+
+CUZK_HD void r8_get(fr_t* x, uint32_t base, int lo, int tot_bits, const uint32_t* tile) {
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint32_t p = base + ((uint32_t)k << lo);
+#pragma unroll
+        for (int l = 0; l < fr_t::N; l++) x[k].v[l] = tile[r8_word(p, l, tot_bits)];
     }
 }
 
