@@ -290,10 +290,8 @@ def tune_ntt(be: Any, timer: Timer, log_sizes: tuple[int, ...] = (20, 22, 24, 27
         ("default", {}),
         ("radix2", {"RADIX4": False}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
-        ("reg8", {"KERNEL": "ntt_pass_reg8"}),
-        ("reg8-table-27", {"KERNEL": "ntt_pass_reg8", "FULL_TABLE_LOG": 27}),
+        ("planar", {"KERNEL": "ntt_pass_planar"}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
-        ("radix2-table-20", {"RADIX4": False, "FULL_TABLE_LOG": 20}),
     ]
 
     def use(values: dict[str, Any]) -> None:
@@ -630,7 +628,8 @@ def main() -> int:
             ntt_sizes = [16, 18, 20, 22, 24, 26, 27]
             g1_sizes, g1_dlog, g2_sizes = [16, 18, 20, 22, 24, 26], [20, 24], [16, 18, 20, 22, 24]
         t0 = time.perf_counter()
-        comp = be.rt.compile_all(["fr", "ntt", "curve_g1", "curve_g2"])
+        curves = not {"checks", "msm1", "msm2"} <= skip or args.prove or args.circom
+        comp = be.rt.compile_all(["fr", "ntt", *(["curve_g1", "curve_g2"] if curves else [])])
         RESULTS["info"]["compile_seconds"] = {k: round(v, 1) for k, v in comp.items()}
         log(f"compiled in {time.perf_counter() - t0:.1f} s: {comp}")
     RESULTS["info"].update(be.describe())

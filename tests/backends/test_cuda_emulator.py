@@ -53,26 +53,11 @@ def test_ntt_two_level_twiddles(be, rng, monkeypatch):
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 13])
 
 
-@pytest.mark.parametrize("full_table_log", [24, 0])
-def test_ntt_register_pass(be, rng, monkeypatch, full_table_log):
-    # every pass size 2^1..2^11 (small passes fall back to ntt_pass), columns per block > 1,
-    # every step plan (log_N mod 3 = 0, 1, 2), one-load and two-level twiddles
-    monkeypatch.setattr(cuda_ntt, "KERNEL", cuda_ntt.REG8)
-    monkeypatch.setattr(cuda_ntt, "FULL_TABLE_LOG", full_table_log)
-    fresh = CudaBackend(runtime=be.rt)
-    geo = cuda_ntt.pass_geometry(14)
-    assert [g.kernel for g in geo] == [cuda_ntt.REG8] * 2 and geo[0].threads == 256
-    assert cuda_ntt.pass_geometry(2)[0].kernel == "ntt_pass"
-    K.check_ntt(fresh, rng, [1, 2, 3, 4, 5, 9, 11, 12, 14] if full_table_log else [13])
-
-
-def test_ntt_register_pass_three_passes(be, rng, monkeypatch):
-    monkeypatch.setattr(cuda_ntt, "KERNEL", cuda_ntt.REG8)
-    monkeypatch.setattr(cuda_ntt, "MAX_PASS_LOG", 4)
-    monkeypatch.setattr(cuda_ntt, "TILE_LOG", 6)
-    fresh = CudaBackend(runtime=be.rt)
-    assert cuda_ntt.plan_passes(11) == (4, 4, 3)
-    K.check_ntt(fresh, rng, [10, 11])
+def test_ntt_planar_tile(be, rng, monkeypatch):
+    monkeypatch.setattr(cuda_ntt, "KERNEL", "ntt_pass_planar")
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [1, 2, 5, 11, 12, 14])
+    monkeypatch.setattr(cuda_ntt, "RADIX4", False)
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [12])
 
 
 def test_ntt_rejects_bad_input(be):

@@ -30,7 +30,7 @@ def test_ntt(be, rng):
     K.check_ntt(be, rng, [1, 3, 10, 11, 12, 16, 20, 22, 23])
 
 
-@pytest.mark.parametrize("kernel", ["ntt_pass_reg8", "ntt_pass_regs"])
+@pytest.mark.parametrize("kernel", ["ntt_pass_regs", "ntt_pass_planar"])
 def test_ntt_kernel_variants(be, rng, monkeypatch, kernel):
     from cuzk.backends.cuda import CudaBackend
     from cuzk.backends.cuda import ntt as N

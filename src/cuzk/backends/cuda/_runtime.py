@@ -204,6 +204,8 @@ class CupyRuntime(Runtime):
             self._copy_pool: ThreadPoolExecutor | None = None
         self._modules: dict[str, Any] = {}
         self._functions: dict[tuple[str, str], Any] = {}
+        #: the dynamic shared memory each kernel is allowed (an attribute read is a driver call)
+        self._shared_limit: dict[tuple[str, str], int] = {}
         self.clock = DeviceClock(self._event, lambda a, b: float(cupy.cuda.get_elapsed_time(a, b)))
         #: per-launch CUDA events when kernel profiling is on (CUZK_PROFILE_KERNELS=1)
         self.profile: list[tuple[str, Any, Any]] | None = [] if config.get().cuda.profile_kernels else None
@@ -259,8 +261,10 @@ class CupyRuntime(Runtime):
         shared: int = 0,
     ) -> None:
         fn = self._function(module, kernel)
-        if shared > 48 * 1024 and fn.max_dynamic_shared_size_bytes < shared:
-            fn.max_dynamic_shared_size_bytes = shared
+        if shared > 48 * 1024 and self._shared_limit.get((module, kernel), 0) < shared:
+            if fn.max_dynamic_shared_size_bytes < shared:
+                fn.max_dynamic_shared_size_bytes = shared
+            self._shared_limit[(module, kernel)] = shared
         if grid is None:
             grid = max(1, math.ceil(threads / block))
         self.clock.launching()

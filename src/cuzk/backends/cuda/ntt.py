@@ -36,11 +36,9 @@ FULL_TABLE_LOG = 24
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
-#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas;
-#: "ntt_pass_reg8" keeps 8 elements per thread in registers (tile / 8 threads, passes of at
-#: least 2^3 points; smaller ones fall back to "ntt_pass")
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
+#: "ntt_pass_planar" keeps the tile limb-planar and swizzled (as "ntt_pass" otherwise)
 KERNEL = "ntt_pass"
-REG8 = "ntt_pass_reg8"
 
 
 def plan_passes(log_n: int) -> tuple[int, ...]:
@@ -62,7 +60,6 @@ class PassGeometry:
     blocks: int
     threads: int
     shared: int  # bytes of dynamic shared memory
-    kernel: str
 
 
 def pass_geometry(log_n: int) -> list[PassGeometry]:
@@ -75,16 +72,14 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
         room = TILE_LOG - log_N
         log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
         elems = 1 << (log_N + log_T)
-        reg8 = KERNEL == REG8 and log_N >= 3
         out.append(
             PassGeometry(
                 log_N=log_N,
                 log_S=log_S,
                 log_T=log_T,
                 blocks=1 << (log_n - log_N - log_T),
-                threads=elems // 8 if reg8 else max(1, min(THREADS, elems // 2, 1024)),
+                threads=max(1, min(THREADS, elems // 2, 1024)),
                 shared=elems * 32,
-                kernel=KERNEL if reg8 or KERNEL != REG8 else "ntt_pass",
             )
         )
         log_S -= log_N
@@ -131,6 +126,9 @@ class _Tables:
         for g in pass_geometry(log_n)[:-1]:
             if g.log_S <= FULL_TABLE_LOG:
                 self.full[g.log_S] = rt.upload(powers(pow(omega, n >> g.log_S, C.R), 1 << g.log_S))
+        #: the prepared launches per (coset, inverse): (kernel, grid, block, shared, args after
+        #: src and dst), so that a transform does no Python work beyond its launches
+        self.plans: dict[tuple[int | None, bool], list[tuple[str, int, int, int, tuple]]] = {}
 
 
 def _two_level(rt: Runtime, base: int, log_n: int, start: int = 1) -> tuple[Any, Any]:
@@ -170,15 +168,11 @@ class CudaNtt:
 
         return self._cached(("tw", log_n, omega), make)
 
-    def transform(self, a: Any, omega: int, *, coset: int | None, inverse: bool) -> Any:
-        rt, xp = self.rt, self.rt.xp
-        log_n = log2_exact(a.shape[0])
+    def _plan(
+        self, tables: _Tables, log_n: int, coset: int | None, inverse: bool
+    ) -> list[tuple[str, int, int, int, tuple]]:
+        rt = self.rt
         n = 1 << log_n
-        root = pow(omega, -1, C.R) if inverse else omega
-        if n == 1:
-            check_root(omega, 0)
-            return a.copy()
-        tables = self.tables(root, log_n)
         in_lo = in_hi = out_c = out_lo = out_hi = NULL
         out_mode = 0
         if coset is not None and not inverse:
@@ -196,41 +190,50 @@ class CudaNtt:
                 )
         geo = pass_geometry(log_n)
         logs = [g.log_N for g in geo] + [0] * (4 - len(geo))
-        src = a
-        work = xp.empty_like(a) if len(geo) > 1 else None
-        out = xp.empty_like(a)
+        plan = []
         for p, g in enumerate(geo):
             first, last = p == 0, p == len(geo) - 1
-            dst = out if last else work
-            rt.launch(
-                "ntt",
-                g.kernel,
-                0,
-                (
-                    src,
-                    dst,
-                    np.int32(log_n),
-                    np.int32(g.log_N),
-                    np.int32(g.log_S),
-                    np.int32(g.log_T),
-                    np.int32(len(geo)),
-                    *(np.int32(x) for x in logs),
-                    tables.wsub[g.log_N],
-                    tables.lo,
-                    tables.hi,
-                    np.int32(tw_bits(log_n)),
-                    tables.full.get(g.log_S, NULL) if not last else NULL,
-                    in_lo if first else NULL,
-                    in_hi if first else NULL,
-                    np.int32(out_mode if last else 0),
-                    out_c,
-                    out_lo,
-                    out_hi,
-                    np.int32(RADIX4),
-                ),
-                grid=g.blocks,
-                block=g.threads,
-                shared=g.shared,
+            static = (
+                np.int32(log_n),
+                np.int32(g.log_N),
+                np.int32(g.log_S),
+                np.int32(g.log_T),
+                np.int32(len(geo)),
+                *(np.int32(x) for x in logs),
+                tables.wsub[g.log_N],
+                tables.lo,
+                tables.hi,
+                np.int32(tw_bits(log_n)),
+                tables.full.get(g.log_S, NULL) if not last else NULL,
+                in_lo if first else NULL,
+                in_hi if first else NULL,
+                np.int32(out_mode if last else 0),
+                out_c,
+                out_lo,
+                out_hi,
+                np.int32(RADIX4),
             )
+            plan.append((KERNEL, g.blocks, g.threads, g.shared, static))
+        return plan
+
+    def transform(self, a: Any, omega: int, *, coset: int | None, inverse: bool) -> Any:
+        rt, xp = self.rt, self.rt.xp
+        log_n = log2_exact(a.shape[0])
+        n = 1 << log_n
+        root = pow(omega, -1, C.R) if inverse else omega
+        if n == 1:
+            check_root(omega, 0)
+            return a.copy()
+        tables = self.tables(root, log_n)
+        key = (None if coset is None else coset % C.R, inverse)
+        plan = tables.plans.get(key)
+        if plan is None:
+            plan = tables.plans[key] = self._plan(tables, log_n, coset, inverse)
+        src = a
+        work = xp.empty_like(a) if len(plan) > 1 else None
+        out = xp.empty_like(a)
+        for p, (kernel, grid, block, shared, static) in enumerate(plan):
+            dst = out if p == len(plan) - 1 else work
+            rt.launch("ntt", kernel, 0, (src, dst, *static), grid=grid, block=block, shared=shared)
             src = dst
         return out

@@ -19,13 +19,14 @@
     cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
                        tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, radix4 != 0};
 
+template <bool PL>
 CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const int log_N = a.log_N, log_T = a.log_T;
     const bool radix4 = a.radix4;
     const uint32_t total = 1u << (log_N + log_T);
 #if defined(__CUDACC__)
     extern __shared__ uint4 smem[];
-    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
+    const cuzk::Tile<PL> tile{reinterpret_cast<uint32_t*>(smem), log_N + log_T};
     const uint64_t blk = blockIdx.x;
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_load(a, blk, idx, tile);
     __syncthreads();
@@ -43,7 +44,7 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
 #else
     std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);
-    uint32_t* tile = buf.data();
+    const cuzk::Tile<PL> tile{buf.data(), log_N + log_T};
     const uint64_t blocks = 1ull << (a.log_n - log_N - log_T);
     for (uint64_t blk = 0; blk < blocks; blk++) {
         for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_load(a, blk, idx, tile);
@@ -67,70 +68,14 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
 #endif
 CUZK_NTT_KERNEL(ntt_pass, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_body(a);
+    ntt_pass_body<false>(a);
 }
 CUZK_NTT_KERNEL(ntt_pass_regs, )(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_body(a);
+    ntt_pass_body<false>(a);
 }
-
-// The register-resident pass (see ntt.cuh): THREADS = tile / 8, log_N >= 3. Two 256-thread blocks
-// per SM (up to 128 registers: 64 hold the elements).
-CUZK_HD void ntt_pass_reg8_body(const cuzk::NttArgs& a) {
-    const int log_N = a.log_N, tot = a.log_N + a.log_T;
-    const int first = log_N % 3 == 0 ? 3 : log_N % 3;
-#if defined(__CUDACC__)
-    extern __shared__ uint4 smem[];
-    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
-    const uint64_t blk = blockIdx.x;
-    const uint32_t t = threadIdx.x;
-    cuzk::fr_t x[8];
-    int h = log_N - 1, r = first;
-    uint32_t base = cuzk::r8_base(t, h - 2, tot);
-    cuzk::r8_fetch(a, blk, x, base, h - 2);
-    for (bool exchanged = false;; exchanged = true) {
-        const int lo = h - 2;
-        cuzk::r8_step(a, x, base, lo, r);
-        h -= r;
-        r = 3;
-        if (h < 0) break;
-        if (exchanged) __syncthreads();  // every thread has read the previous exchange
-        cuzk::r8_put(x, base, lo, tot, tile);
-        __syncthreads();
-        base = cuzk::r8_base(t, h - 2, tot);
-        cuzk::r8_get(x, base, h - 2, tot, tile);
-    }
-    cuzk::r8_emit(a, blk, x, base, 0);
-#else
-    // the threads run in turn between the barriers; each keeps its 8 "registers" in regs
-    const uint32_t threads = 1u << (tot - 3);
-    std::vector<uint32_t> buf((uint64_t)cuzk::fr_t::N << tot);
-    std::vector<cuzk::fr_t> regs((uint64_t)threads * 8);
-    std::vector<uint32_t> bases(threads);
-    const uint64_t blocks = 1ull << (a.log_n - log_N - a.log_T);
-    for (uint64_t blk = 0; blk < blocks; blk++) {
-        int h = log_N - 1, r = first;
-        for (uint32_t t = 0; t < threads; t++) {
-            bases[t] = cuzk::r8_base(t, h - 2, tot);
-            cuzk::r8_fetch(a, blk, &regs[t * 8], bases[t], h - 2);
-        }
-        for (;;) {
-            for (uint32_t t = 0; t < threads; t++) cuzk::r8_step(a, &regs[t * 8], bases[t], h - 2, r);
-            const int lo = h - 2;
-            h -= r;
-            r = 3;
-            if (h < 0) break;
-            for (uint32_t t = 0; t < threads; t++) cuzk::r8_put(&regs[t * 8], bases[t], lo, tot, buf.data());
-            for (uint32_t t = 0; t < threads; t++) {
-                bases[t] = cuzk::r8_base(t, h - 2, tot);
-                cuzk::r8_get(&regs[t * 8], bases[t], h - 2, tot, buf.data());
-            }
-        }
-        for (uint32_t t = 0; t < threads; t++) cuzk::r8_emit(a, blk, &regs[t * 8], bases[t], 0);
-    }
-#endif
-}
-CUZK_NTT_KERNEL(ntt_pass_reg8, __launch_bounds__(256, 2))(CUZK_NTT_PARAMS) {
+// The tile limb-planar and swizzled (Tile<true>): conflict-free shared-memory accesses.
+CUZK_NTT_KERNEL(ntt_pass_planar, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_reg8_body(a);
+    ntt_pass_body<true>(a);
 }

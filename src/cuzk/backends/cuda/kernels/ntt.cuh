@@ -74,6 +74,37 @@ CUZK_HD uint64_t ntt_last_group(const NttArgs& a, uint64_t D) {
     return o;
 }
 
+// The shared-memory tile of a pass: element-contiguous (AoS, two 16-byte accesses per element:
+// lanes 32 bytes apart meet 2-way bank conflicts), or limb-planar with an XOR swizzle (8 4-byte
+// accesses per element, lanes on consecutive or power-of-two-strided positions in 32 banks).
+template <bool PLANAR>
+struct Tile {
+    uint32_t* w;
+    int tot_bits;  // log2 of the tile's elements
+    CUZK_HD uint32_t word(uint32_t p, int l) const {
+        const uint32_t sw = p ^ ((p >> 5) & 31u) ^ ((p >> 10) & 1u);
+        return ((uint32_t)l << tot_bits) + sw;
+    }
+    CUZK_HD fr_t get(uint32_t p) const {
+        if constexpr (PLANAR) {
+            fr_t x;
+#pragma unroll
+            for (int l = 0; l < fr_t::N; l++) x.v[l] = w[word(p, l)];
+            return x;
+        } else {
+            return load_elem<fr_t>(w, p);
+        }
+    }
+    CUZK_HD void put(uint32_t p, const fr_t& x) const {
+        if constexpr (PLANAR) {
+#pragma unroll
+            for (int l = 0; l < fr_t::N; l++) w[word(p, l)] = x.v[l];
+        } else {
+            store_elem<fr_t>(w, p, x);
+        }
+    }
+};
+
 // Tile element (g, i1) of block blk, read from global memory (times the input scale, if any).
 CUZK_HD fr_t ntt_fetch(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t i1) {
     uint64_t addr;
@@ -93,16 +124,18 @@ CUZK_HD fr_t ntt_fetch(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t i1) 
 }
 
 // Step 1: element idx (< T N) of block blk from global memory into the tile.
-CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* tile) {
+template <bool PL>
+CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, const Tile<PL>& tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const bool last = ntt_is_last(a);
     const uint32_t g = last ? idx >> a.log_N : idx & (T - 1);
     const uint32_t i1 = last ? idx & (N - 1) : idx >> a.log_T;
-    store_elem<fr_t>(tile, (uint64_t)g * N + i1, ntt_fetch(a, blk, g, i1));
+    tile.put(g * N + i1, ntt_fetch(a, blk, g, i1));
 }
 
 // Step 2: butterfly beta (< T N / 2) of the DIF stage with half-size 2^log_h.
-CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t* tile) {
+template <bool PL>
+CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, const Tile<PL>& tile) {
     const uint32_t half_N = 1u << (a.log_N - 1);
     const uint32_t g = beta >> (a.log_N - 1);
     const uint32_t r = beta & (half_N - 1);
@@ -110,19 +143,20 @@ CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t*
     const uint32_t blk = r >> log_h;
     const uint32_t p0 = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t p1 = p0 + (1u << log_h);
-    fr_t u = load_elem<fr_t>(tile, p0);
-    fr_t v = load_elem<fr_t>(tile, p1);
-    store_elem<fr_t>(tile, p0, u + v);
+    fr_t u = tile.get(p0);
+    fr_t v = tile.get(p1);
+    tile.put(p0, u + v);
     fr_t d = u - v;
     if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << (a.log_N - 1 - log_h));
-    store_elem<fr_t>(tile, p1, d);
+    tile.put(p1, d);
 }
 
 // Step 2 for two stages at once (half-sizes 2^log_h and 2^(log_h - 1), log_h >= 1): quad q
 // (< T N / 4) holds the four elements base + k 2^(log_h - 1), k < 4, in registers through both
 // stages, so the tile is read and written once per two stages and a barrier is saved; its three
 // twiddles are the ones the two radix-2 stages would load for these four elements.
-CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* tile) {
+template <bool PL>
+CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, const Tile<PL>& tile) {
     const int log_q = log_h - 1;
     const uint32_t g = q >> (a.log_N - 2);
     const uint32_t r = q & ((1u << (a.log_N - 2)) - 1);
@@ -130,10 +164,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
     const uint32_t blk = r >> log_q;
     const uint32_t base = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t step = 1u << log_q;
-    fr_t x0 = load_elem<fr_t>(tile, base);
-    fr_t x1 = load_elem<fr_t>(tile, base + step);
-    fr_t x2 = load_elem<fr_t>(tile, base + 2 * step);
-    fr_t x3 = load_elem<fr_t>(tile, base + 3 * step);
+    fr_t x0 = tile.get(base);
+    fr_t x1 = tile.get(base + step);
+    fr_t x2 = tile.get(base + 2 * step);
+    fr_t x3 = tile.get(base + 3 * step);
     // stage log_h: pairs (x0, x2) at offset j and (x1, x3) at offset j + 2^(log_h - 1)
     const int sh = a.log_N - 1 - log_h;
     fr_t d0 = x0 - x2, d1 = x1 - x3;
@@ -148,10 +182,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
         e0 = e0 * w;
         e1 = e1 * w;
     }
-    store_elem<fr_t>(tile, base, x0 + x1);
-    store_elem<fr_t>(tile, base + step, e0);
-    store_elem<fr_t>(tile, base + 2 * step, d0 + d1);
-    store_elem<fr_t>(tile, base + 3 * step, e1);
+    tile.put(base, x0 + x1);
+    tile.put(base + step, e0);
+    tile.put(base + 2 * step, d0 + d1);
+    tile.put(base + 3 * step, e1);
 }
 
 // Output k1 of column g of block blk (the DFT's X[k1], already in hand) to global memory, times
@@ -179,102 +213,12 @@ CUZK_HD void ntt_emit(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t k1, f
 }
 
 // Step 3: output element idx (< T N) of block blk from the tile to global memory.
-CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
+template <bool PL>
+CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const Tile<PL>& tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const uint32_t g = idx & (T - 1);
     const uint32_t k1 = idx >> a.log_T;
-    ntt_emit(a, blk, g, k1, load_elem<fr_t>(tile, (uint64_t)g * N + bitrev(k1, a.log_N)));
-}
-
-// ---- The register-resident pass (ntt_pass_reg8): each thread holds 8 elements of the tile in
-// registers and runs up to three DIF stages on them per step; the tile goes through shared memory
-// only between steps (three exchanges for N = 2^10 or 2^11, instead of a round trip per one or two
-// stages), the first step reads global memory and the last writes it straight from registers.
-// Step plan: the short step (log_N mod 3 stages) first, then steps of three; a step whose top
-// stage has half-size 2^h holds the elements that differ in tile bits lo..lo+2, lo = h - 2.
-
-// Other bit i of a thread (the tile bits outside lo..lo+2, in order).
-CUZK_HD int r8_other_bit(int i, int lo) { return i < lo ? i : i + 3; }
-
-// Tile position of element 0 of thread t in the step with group bits lo..lo+2. Thread bits go to
-// the other bits in rotated order, so that a warp's 32 lanes fill five bits whose swizzled
-// shared-memory words (r8_word) fall in 32 different banks: bits 0..4 when lo >= 5, else the five
-// bits from lo + 3 up.
-CUZK_HD uint32_t r8_base(uint32_t t, int lo, int tot_bits) {
-    const int count = tot_bits - 3;
-    const int r0 = lo >= 5 ? 0 : lo;
-    uint32_t p = 0;
-    for (int j = 0; j < count; j++) p |= ((t >> j) & 1u) << r8_other_bit((j + r0) % count, lo);
-    return p;
-}
-
-// Shared-memory word of limb l of tile position p: limb-planar with an XOR swizzle (bits 5..9 onto
-// 0..4, bit 10 onto 0), a bijection on the tile that puts every step's lanes in distinct banks.
-CUZK_HD uint32_t r8_word(uint32_t p, int l, int tot_bits) {
-    const uint32_t sw = p ^ ((p >> 5) & 31u) ^ ((p >> 10) & 1u);
-    return ((uint32_t)l << tot_bits) + sw;
-}
-
-// One DIF stage on a thread's 8 elements: pairs differing in bit D (< 3) of the element index,
-// i.e. tile bit lo + D, half-size 2^(lo + D). base_i is element 0's index within its DFT.
-template <int D>
-CUZK_HD void r8_stage(const NttArgs& a, fr_t* x, uint32_t base_i, int lo) {
-    const int s = lo + D;
-    const int sh = a.log_N - 1 - s;
-    const uint32_t jmask = (1u << s) - 1;
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        if (k & (1 << D)) continue;
-        const uint32_t j = (base_i + ((uint32_t)k << lo)) & jmask;
-        fr_t u = x[k], v = x[k | (1 << D)];
-        x[k] = u + v;
-        fr_t d = u - v;
-        if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << sh);
-        x[k | (1 << D)] = d;
-    }
-}
-
-// A step of r (1..3) stages, top stage half-size 2^(lo + 2).
-CUZK_HD void r8_step(const NttArgs& a, fr_t* x, uint32_t base, int lo, int r) {
-    const uint32_t base_i = base & ((1u << a.log_N) - 1);
-    r8_stage<2>(a, x, base_i, lo);
-    if (r >= 2) r8_stage<1>(a, x, base_i, lo);
-    if (r >= 3) r8_stage<0>(a, x, base_i, lo);
-}
-
-CUZK_HD void r8_fetch(const NttArgs& a, uint64_t blk, fr_t* x, uint32_t base, int lo) {
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const uint32_t p = base + ((uint32_t)k << lo);
-        x[k] = ntt_fetch(a, blk, p >> a.log_N, p & ((1u << a.log_N) - 1));
-    }
-}
-
-// The network leaves X[bitrev(i)] at DFT index i.
-CUZK_HD void r8_emit(const NttArgs& a, uint64_t blk, const fr_t* x, uint32_t base, int lo) {
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const uint32_t p = base + ((uint32_t)k << lo);
-        ntt_emit(a, blk, p >> a.log_N, bitrev(p & ((1u << a.log_N) - 1), a.log_N), x[k]);
-    }
-}
-
-CUZK_HD void r8_put(fr_t* x, uint32_t base, int lo, int tot_bits, uint32_t* tile) {
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const uint32_t p = base + ((uint32_t)k << lo);
-#pragma unroll
-        for (int l = 0; l < fr_t::N; l++) tile[r8_word(p, l, tot_bits)] = x[k].v[l];
-    }
-}
-
-CUZK_HD void r8_get(fr_t* x, uint32_t base, int lo, int tot_bits, const uint32_t* tile) {
-#pragma unroll
-    for (int k = 0; k < 8; k++) {
-        const uint32_t p = base + ((uint32_t)k << lo);
-#pragma unroll
-        for (int l = 0; l < fr_t::N; l++) x[k].v[l] = tile[r8_word(p, l, tot_bits)];
-    }
+    ntt_emit(a, blk, g, k1, tile.get(g * N + bitrev(k1, a.log_N)));
 }
 
 }  // namespace cuzk
