@@ -280,7 +280,9 @@ def tune_msm(
                 be.msm_chunks = None
 
 
-def tune_ntt(be: Any, timer: Timer, log_sizes: tuple[int, ...] = (20, 22, 24, 27)) -> None:
+def tune_ntt(
+    be: Any, timer: Timer, log_sizes: tuple[int, ...] = (20, 22, 24, 27), only: set[str] | None = None
+) -> None:
     """The default NTT against its variants in the same run (each output compared to the default's)."""
     from cuzk.backends.cuda import ntt as N
 
@@ -293,6 +295,8 @@ def tune_ntt(be: Any, timer: Timer, log_sizes: tuple[int, ...] = (20, 22, 24, 27
         ("planar", {"KERNEL": "ntt_pass_planar"}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
     ]
+
+    variants = [v for v in variants if only is None or v[0] in only]
 
     def use(values: dict[str, Any]) -> None:
         for k, v in {**defaults, **values}.items():
@@ -589,6 +593,7 @@ def main() -> int:
     ap.add_argument("--prove", default="", help="comma list of circuits for per-phase prove rows")
     ap.add_argument("--reps", type=int, default=2, help="timed proofs per --prove circuit (median)")
     ap.add_argument("--circom", type=Path, help="directory of a circom circuit.r1cs and circuit.wtns")
+    ap.add_argument("--ntt-variants", default="", help="comma list: time only these NTT variants in tune")
     ap.add_argument(
         "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune"
     )
@@ -644,7 +649,16 @@ def main() -> int:
         ("msm1", lambda: time_msm(be, timer, G1, "g1", g1_sizes, g1_dlog, small=args.emulate or args.quick)),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
         ("spmv", lambda: time_spmv(be, timer, log_rows=10 if args.emulate else 20)),
-        ("tune", lambda: None if args.emulate or args.quick else tune_ntt(be, timer)),
+        (
+            "tune",
+            lambda: (
+                None
+                if args.emulate or args.quick
+                else tune_ntt(
+                    be, timer, only=set(args.ntt_variants.split(",")) if args.ntt_variants else None
+                )
+            ),
+        ),
         ("circom", lambda: time_circom(be, args.circom) if args.circom else None),
         (
             "prove",
