@@ -292,7 +292,8 @@ def tune_ntt(
         ("default", {}),
         ("radix2", {"RADIX4": False}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
-        ("planar", {"KERNEL": "ntt_pass_planar"}),
+        ("tile-10", {"TILE_LOG": 10}),
+        ("tile-9", {"TILE_LOG": 9, "THREADS": 128}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
     ]
 

@@ -53,11 +53,14 @@ def test_ntt_two_level_twiddles(be, rng, monkeypatch):
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 13])
 
 
-def test_ntt_planar_tile(be, rng, monkeypatch):
-    monkeypatch.setattr(cuda_ntt, "KERNEL", "ntt_pass_planar")
-    K.check_ntt(CudaBackend(runtime=be.rt), rng, [1, 2, 5, 11, 12, 14])
-    monkeypatch.setattr(cuda_ntt, "RADIX4", False)
-    K.check_ntt(CudaBackend(runtime=be.rt), rng, [12])
+def test_ntt_tile_smaller_than_a_pass(be, rng, monkeypatch):
+    # TILE_LOG below MAX_PASS_LOG: passes up to the tile share blocks among columns, larger
+    # passes get one column per block
+    monkeypatch.setattr(cuda_ntt, "TILE_LOG", 9)
+    monkeypatch.setattr(cuda_ntt, "THREADS", 128)
+    assert [(g.log_N, g.log_T, g.threads) for g in cuda_ntt.pass_geometry(21)] == [(11, 0, 128), (10, 0, 128)]
+    assert [(g.log_N, g.log_T) for g in cuda_ntt.pass_geometry(16)] == [(8, 1), (8, 1)]
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [9, 10, 11, 13, 16])
 
 
 def test_ntt_rejects_bad_input(be):

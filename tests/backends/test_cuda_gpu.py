@@ -30,12 +30,15 @@ def test_ntt(be, rng):
     K.check_ntt(be, rng, [1, 3, 10, 11, 12, 16, 20, 22, 23])
 
 
-@pytest.mark.parametrize("kernel", ["ntt_pass_regs", "ntt_pass_planar"])
-def test_ntt_kernel_variants(be, rng, monkeypatch, kernel):
+@pytest.mark.parametrize(
+    "knobs", [{"KERNEL": "ntt_pass_regs"}, {"TILE_LOG": 10}, {"TILE_LOG": 9, "THREADS": 128}]
+)
+def test_ntt_variants(be, rng, monkeypatch, knobs):
     from cuzk.backends.cuda import CudaBackend
     from cuzk.backends.cuda import ntt as N
 
-    monkeypatch.setattr(N, "KERNEL", kernel)
+    for k, v in knobs.items():
+        monkeypatch.setattr(N, k, v)
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [3, 4, 10, 11, 12, 16, 20, 21, 22, 23])
 
 

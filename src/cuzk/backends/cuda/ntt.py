@@ -24,7 +24,8 @@ from cuzk.backends.cuda._runtime import NULL, Runtime
 
 _T = TypeVar("_T")
 
-#: log2 of the shared-memory tile in elements (2^11 x 32 bytes = 64 KiB per block).
+#: log2 of the shared-memory tile in elements (2^11 x 32 bytes = 64 KiB per block); a pass of
+#: more points than the tile gets a tile of its own size (one column)
 TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
@@ -36,8 +37,7 @@ FULL_TABLE_LOG = 24
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
-#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
-#: "ntt_pass_planar" keeps the tile limb-planar and swizzled (as "ntt_pass" otherwise)
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
 KERNEL = "ntt_pass"
 
 
@@ -69,7 +69,7 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
     log_S = log_n
     for p, log_N in enumerate(logs):
         last = p == len(logs) - 1
-        room = TILE_LOG - log_N
+        room = max(0, TILE_LOG - log_N)
         log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
         elems = 1 << (log_N + log_T)
         out.append(

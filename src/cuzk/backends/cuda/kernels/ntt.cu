@@ -19,14 +19,13 @@
     cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
                        tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, radix4 != 0};
 
-template <bool PL>
 CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const int log_N = a.log_N, log_T = a.log_T;
     const bool radix4 = a.radix4;
     const uint32_t total = 1u << (log_N + log_T);
 #if defined(__CUDACC__)
     extern __shared__ uint4 smem[];
-    const cuzk::Tile<PL> tile{reinterpret_cast<uint32_t*>(smem), log_N + log_T};
+    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
     const uint64_t blk = blockIdx.x;
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_load(a, blk, idx, tile);
     __syncthreads();
@@ -44,7 +43,7 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
 #else
     std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);
-    const cuzk::Tile<PL> tile{buf.data(), log_N + log_T};
+    uint32_t* tile = buf.data();
     const uint64_t blocks = 1ull << (a.log_n - log_N - log_T);
     for (uint64_t blk = 0; blk < blocks; blk++) {
         for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_load(a, blk, idx, tile);
@@ -68,14 +67,9 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
 #endif
 CUZK_NTT_KERNEL(ntt_pass, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_body<false>(a);
+    ntt_pass_body(a);
 }
 CUZK_NTT_KERNEL(ntt_pass_regs, )(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_body<false>(a);
-}
-// The tile limb-planar and swizzled (Tile<true>): conflict-free shared-memory accesses.
-CUZK_NTT_KERNEL(ntt_pass_planar, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
-    CUZK_NTT_ARGS
-    ntt_pass_body<true>(a);
+    ntt_pass_body(a);
 }

@@ -74,37 +74,6 @@ CUZK_HD uint64_t ntt_last_group(const NttArgs& a, uint64_t D) {
     return o;
 }
 
-// The shared-memory tile of a pass: element-contiguous (AoS, two 16-byte accesses per element:
-// lanes 32 bytes apart meet 2-way bank conflicts), or limb-planar with an XOR swizzle (8 4-byte
-// accesses per element, lanes on consecutive or power-of-two-strided positions in 32 banks).
-template <bool PLANAR>
-struct Tile {
-    uint32_t* w;
-    int tot_bits;  // log2 of the tile's elements
-    CUZK_HD uint32_t word(uint32_t p, int l) const {
-        const uint32_t sw = p ^ ((p >> 5) & 31u) ^ ((p >> 10) & 1u);
-        return ((uint32_t)l << tot_bits) + sw;
-    }
-    CUZK_HD fr_t get(uint32_t p) const {
-        if constexpr (PLANAR) {
-            fr_t x;
-#pragma unroll
-            for (int l = 0; l < fr_t::N; l++) x.v[l] = w[word(p, l)];
-            return x;
-        } else {
-            return load_elem<fr_t>(w, p);
-        }
-    }
-    CUZK_HD void put(uint32_t p, const fr_t& x) const {
-        if constexpr (PLANAR) {
-#pragma unroll
-            for (int l = 0; l < fr_t::N; l++) w[word(p, l)] = x.v[l];
-        } else {
-            store_elem<fr_t>(w, p, x);
-        }
-    }
-};
-
 // Tile element (g, i1) of block blk, read from global memory (times the input scale, if any).
 CUZK_HD fr_t ntt_fetch(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t i1) {
     uint64_t addr;
@@ -124,18 +93,16 @@ CUZK_HD fr_t ntt_fetch(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t i1) 
 }
 
 // Step 1: element idx (< T N) of block blk from global memory into the tile.
-template <bool PL>
-CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, const Tile<PL>& tile) {
+CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const bool last = ntt_is_last(a);
     const uint32_t g = last ? idx >> a.log_N : idx & (T - 1);
     const uint32_t i1 = last ? idx & (N - 1) : idx >> a.log_T;
-    tile.put(g * N + i1, ntt_fetch(a, blk, g, i1));
+    store_elem<fr_t>(tile, g * N + i1, ntt_fetch(a, blk, g, i1));
 }
 
 // Step 2: butterfly beta (< T N / 2) of the DIF stage with half-size 2^log_h.
-template <bool PL>
-CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, const Tile<PL>& tile) {
+CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t* tile) {
     const uint32_t half_N = 1u << (a.log_N - 1);
     const uint32_t g = beta >> (a.log_N - 1);
     const uint32_t r = beta & (half_N - 1);
@@ -143,20 +110,19 @@ CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, const Til
     const uint32_t blk = r >> log_h;
     const uint32_t p0 = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t p1 = p0 + (1u << log_h);
-    fr_t u = tile.get(p0);
-    fr_t v = tile.get(p1);
-    tile.put(p0, u + v);
+    fr_t u = load_elem<fr_t>(tile, p0);
+    fr_t v = load_elem<fr_t>(tile, p1);
+    store_elem<fr_t>(tile, p0, u + v);
     fr_t d = u - v;
     if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << (a.log_N - 1 - log_h));
-    tile.put(p1, d);
+    store_elem<fr_t>(tile, p1, d);
 }
 
 // Step 2 for two stages at once (half-sizes 2^log_h and 2^(log_h - 1), log_h >= 1): quad q
 // (< T N / 4) holds the four elements base + k 2^(log_h - 1), k < 4, in registers through both
 // stages, so the tile is read and written once per two stages and a barrier is saved; its three
 // twiddles are the ones the two radix-2 stages would load for these four elements.
-template <bool PL>
-CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, const Tile<PL>& tile) {
+CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* tile) {
     const int log_q = log_h - 1;
     const uint32_t g = q >> (a.log_N - 2);
     const uint32_t r = q & ((1u << (a.log_N - 2)) - 1);
@@ -164,10 +130,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, const Tile<
     const uint32_t blk = r >> log_q;
     const uint32_t base = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t step = 1u << log_q;
-    fr_t x0 = tile.get(base);
-    fr_t x1 = tile.get(base + step);
-    fr_t x2 = tile.get(base + 2 * step);
-    fr_t x3 = tile.get(base + 3 * step);
+    fr_t x0 = load_elem<fr_t>(tile, base);
+    fr_t x1 = load_elem<fr_t>(tile, base + step);
+    fr_t x2 = load_elem<fr_t>(tile, base + 2 * step);
+    fr_t x3 = load_elem<fr_t>(tile, base + 3 * step);
     // stage log_h: pairs (x0, x2) at offset j and (x1, x3) at offset j + 2^(log_h - 1)
     const int sh = a.log_N - 1 - log_h;
     fr_t d0 = x0 - x2, d1 = x1 - x3;
@@ -182,10 +148,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, const Tile<
         e0 = e0 * w;
         e1 = e1 * w;
     }
-    tile.put(base, x0 + x1);
-    tile.put(base + step, e0);
-    tile.put(base + 2 * step, d0 + d1);
-    tile.put(base + 3 * step, e1);
+    store_elem<fr_t>(tile, base, x0 + x1);
+    store_elem<fr_t>(tile, base + step, e0);
+    store_elem<fr_t>(tile, base + 2 * step, d0 + d1);
+    store_elem<fr_t>(tile, base + 3 * step, e1);
 }
 
 // Output k1 of column g of block blk (the DFT's X[k1], already in hand) to global memory, times
@@ -213,12 +179,11 @@ CUZK_HD void ntt_emit(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t k1, f
 }
 
 // Step 3: output element idx (< T N) of block blk from the tile to global memory.
-template <bool PL>
-CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const Tile<PL>& tile) {
+CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const uint32_t g = idx & (T - 1);
     const uint32_t k1 = idx >> a.log_T;
-    ntt_emit(a, blk, g, k1, tile.get(g * N + bitrev(k1, a.log_N)));
+    ntt_emit(a, blk, g, k1, load_elem<fr_t>(tile, g * N + bitrev(k1, a.log_N)));
 }
 
 }  // namespace cuzk
