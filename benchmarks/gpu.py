@@ -293,6 +293,7 @@ def tune_ntt(
         ("radix2", {"RADIX4": False}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
         ("tile-10", {"TILE_LOG": 10}),
+        ("tile-10-occ4", {"TILE_LOG": 10, "KERNEL": "ntt_pass_occ4"}),
         ("tile-9", {"TILE_LOG": 9, "THREADS": 128}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
     ]

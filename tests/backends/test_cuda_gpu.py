@@ -31,7 +31,13 @@ def test_ntt(be, rng):
 
 
 @pytest.mark.parametrize(
-    "knobs", [{"KERNEL": "ntt_pass_regs"}, {"TILE_LOG": 10}, {"TILE_LOG": 9, "THREADS": 128}]
+    "knobs",
+    [
+        {"KERNEL": "ntt_pass_regs"},
+        {"TILE_LOG": 10},
+        {"TILE_LOG": 10, "KERNEL": "ntt_pass_occ4"},
+        {"TILE_LOG": 9, "THREADS": 128},
+    ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):
     from cuzk.backends.cuda import CudaBackend

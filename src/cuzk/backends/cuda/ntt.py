@@ -37,7 +37,8 @@ FULL_TABLE_LOG = 24
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
-#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
+#: "ntt_pass_occ4" caps them at four blocks per SM (for TILE_LOG <= 10: shared memory)
 KERNEL = "ntt_pass"
 
 
