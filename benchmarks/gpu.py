@@ -286,15 +286,23 @@ def tune_ntt(
     """The default NTT against its variants in the same run (each output compared to the default's)."""
     from cuzk.backends.cuda import ntt as N
 
-    knobs = ("TILE_LOG", "MAX_PASS_LOG", "THREADS", "FULL_TABLE_LOG", "RADIX4", "KERNEL")
+    knobs = (
+        "TILE_LOG",
+        "MAX_PASS_LOG",
+        "THREADS",
+        "SMALL_PASS_LOG",
+        "SMALL_THREADS",
+        "FULL_TABLE_LOG",
+        "RADIX4",
+        "KERNEL",
+    )
     defaults = {k: getattr(N, k) for k in knobs}
     variants = [
         ("default", {}),
         ("radix2", {"RADIX4": False}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
-        ("tile-10", {"TILE_LOG": 10}),
-        ("tile-10-occ4", {"TILE_LOG": 10, "KERNEL": "ntt_pass_occ4"}),
-        ("tile-9", {"TILE_LOG": 9, "THREADS": 128}),
+        ("large-tiles", {"SMALL_PASS_LOG": 0}),
+        ("tile-10", {"TILE_LOG": 10, "SMALL_PASS_LOG": 0}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
     ]
 

@@ -61,8 +61,13 @@ def test_ntt_tile_smaller_than_a_pass(be, rng, monkeypatch):
     assert [(g.log_N, g.log_T, g.threads) for g in cuda_ntt.pass_geometry(21)] == [(11, 0, 128), (10, 0, 128)]
     assert [(g.log_N, g.log_T) for g in cuda_ntt.pass_geometry(16)] == [(8, 1), (8, 1)]
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [9, 10, 11, 13, 16])
-    monkeypatch.setattr(cuda_ntt, "KERNEL", "ntt_pass_occ4")  # the same body, another entry
-    K.check_ntt(CudaBackend(runtime=be.rt), rng, [13])
+
+
+def test_ntt_small_passes_on_the_large_tile(be, rng, monkeypatch):
+    # the geometry before small tiles (SMALL_PASS_LOG = 0): every pass on 2^11 tiles, 256 threads
+    monkeypatch.setattr(cuda_ntt, "SMALL_PASS_LOG", 0)
+    assert cuda_ntt.pass_geometry(14)[0].threads == 256
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 14])
 
 
 def test_ntt_rejects_bad_input(be):

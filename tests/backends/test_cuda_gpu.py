@@ -34,9 +34,8 @@ def test_ntt(be, rng):
     "knobs",
     [
         {"KERNEL": "ntt_pass_regs"},
+        {"SMALL_PASS_LOG": 0},
         {"TILE_LOG": 10},
-        {"TILE_LOG": 10, "KERNEL": "ntt_pass_occ4"},
-        {"TILE_LOG": 9, "THREADS": 128},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

@@ -29,6 +29,14 @@ def test_ntt_plan_covers_the_size_within_the_tile(log_n):
         assert g.shared == 32 << (g.log_N + g.log_T) <= 64 * 1024
 
 
+def test_ntt_small_passes_get_small_tiles():
+    # measured on the H200 (GPU_NOTES v12): 2^9 tiles of 128 threads for passes of <= 2^9 points
+    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(24)] == [(8, 1, 128, 16384)] * 3
+    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(27)] == [(9, 0, 128)] * 3
+    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(22)] == [(11, 0, 256, 65536)] * 2
+    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(20)] == [(10, 1, 256)] * 2
+
+
 @pytest.mark.parametrize("log_n", [3, 9, 14, 17])
 def test_ntt_product_model_counts_the_kernels_twiddles(log_n, monkeypatch):
     """products_per_element against a count of the products the kernel's index math performs:

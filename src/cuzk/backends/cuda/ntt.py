@@ -29,6 +29,12 @@ _T = TypeVar("_T")
 TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
+#: passes of at most 2^SMALL_PASS_LOG points (2^23 and up: passes of 7-9 points) use tiles of
+#: that many points and SMALL_THREADS threads per block: measured 3% faster than the 2^11 tiles
+#: at 2^24 and 2^27 (docs/GPU_NOTES.md v12), slower for the 2^10 and 2^11 passes of 2^20-2^22.
+#: 0 turns it off.
+SMALL_PASS_LOG = 9
+SMALL_THREADS = 128
 #: passes whose sub-problem has at most 2^FULL_TABLE_LOG points read omega_S^j from one table
 #: (one load) instead of the two-level table (two loads and a product). The memory/speed toggle:
 #: 24 costs 512 MiB of device memory per cached 2^24 root (`full_table_bytes`), 20 at most 32 MiB
@@ -37,8 +43,7 @@ FULL_TABLE_LOG = 24
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
-#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
-#: "ntt_pass_occ4" caps them at four blocks per SM (for TILE_LOG <= 10: shared memory)
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
 KERNEL = "ntt_pass"
 
 
@@ -70,7 +75,9 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
     log_S = log_n
     for p, log_N in enumerate(logs):
         last = p == len(logs) - 1
-        room = max(0, TILE_LOG - log_N)
+        small = log_N <= SMALL_PASS_LOG
+        tile_log, threads = (min(TILE_LOG, SMALL_PASS_LOG), SMALL_THREADS) if small else (TILE_LOG, THREADS)
+        room = max(0, tile_log - log_N)
         log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
         elems = 1 << (log_N + log_T)
         out.append(
@@ -79,7 +86,7 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
                 log_S=log_S,
                 log_T=log_T,
                 blocks=1 << (log_n - log_N - log_T),
-                threads=max(1, min(THREADS, elems // 2, 1024)),
+                threads=max(1, min(threads, elems // 2, 1024)),
                 shared=elems * 32,
             )
         )

@@ -73,8 +73,3 @@ CUZK_NTT_KERNEL(ntt_pass_regs, )(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
     ntt_pass_body(a);
 }
-// Four 256-thread blocks per SM (64 registers, more spills): for tiles of at most 32 KiB.
-CUZK_NTT_KERNEL(ntt_pass_occ4, __launch_bounds__(256, 4))(CUZK_NTT_PARAMS) {
-    CUZK_NTT_ARGS
-    ntt_pass_body(a);
-}
