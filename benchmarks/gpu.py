@@ -303,6 +303,8 @@ def tune_ntt(
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
         ("large-tiles", {"SMALL_PASS_LOG": 0}),
         ("tile-10", {"TILE_LOG": 10, "SMALL_PASS_LOG": 0}),
+        ("passes-8", {"MAX_PASS_LOG": 8}),
+        ("passes-7", {"MAX_PASS_LOG": 7}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
     ]
 

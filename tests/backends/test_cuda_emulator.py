@@ -48,6 +48,16 @@ def test_ntt_three_passes(be, rng, monkeypatch):
     K.check_ntt(fresh, rng, [7, 8, 9])
 
 
+def test_ntt_four_passes(be, rng, monkeypatch):
+    monkeypatch.setattr(cuda_ntt, "MAX_PASS_LOG", 3)
+    assert cuda_ntt.plan_passes(11) == (3, 3, 3, 2)
+    with pytest.raises(ValueError, match="beyond"):
+        cuda_ntt.plan_passes(13)
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [10, 11])
+    monkeypatch.setattr(cuda_ntt, "FULL_TABLE_LOG", 0)  # the two-level table in every pass
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [11])
+
+
 def test_ntt_two_level_twiddles(be, rng, monkeypatch):
     monkeypatch.setattr(cuda_ntt, "FULL_TABLE_LOG", 0)  # every pass through the two-level table
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 13])

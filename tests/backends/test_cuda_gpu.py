@@ -36,6 +36,7 @@ def test_ntt(be, rng):
         {"KERNEL": "ntt_pass_regs"},
         {"SMALL_PASS_LOG": 0},
         {"TILE_LOG": 10},
+        {"MAX_PASS_LOG": 7},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

@@ -65,7 +65,7 @@ def test_full_table_bytes_follow_the_toggle(monkeypatch):
 
 def test_ntt_plan_rejects_oversize():
     with pytest.raises(ValueError):
-        N.plan_passes(34)
+        N.plan_passes(4 * N.MAX_PASS_LOG + 1)
 
 
 def test_window_choice_grows_with_n_and_stays_in_range():

@@ -47,13 +47,16 @@ RADIX4 = True
 KERNEL = "ntt_pass"
 
 
+#: the kernel's argument block holds the sizes of at most this many passes
+MAX_PASSES = 4
+
+
 def plan_passes(log_n: int) -> tuple[int, ...]:
-    """DFT sizes (log2) of the passes, largest first, each <= MAX_PASS_LOG."""
-    if log_n <= MAX_PASS_LOG:
-        return (log_n,)
-    npass = 2 if log_n <= 2 * MAX_PASS_LOG else 3
-    if log_n > 3 * MAX_PASS_LOG:
-        raise ValueError(f"NTT size 2^{log_n} is beyond this plan's 2^{3 * MAX_PASS_LOG}")
+    """DFT sizes (log2) of the passes, largest first, each <= MAX_PASS_LOG: as few passes as
+    that allows (1 up to 2^11 points, 2 up to 2^22, 3 beyond with the default 11)."""
+    npass = max(1, -(-log_n // MAX_PASS_LOG))
+    if npass > MAX_PASSES:
+        raise ValueError(f"NTT size 2^{log_n} is beyond this plan's 2^{MAX_PASSES * MAX_PASS_LOG}")
     base, extra = divmod(log_n, npass)
     return tuple(base + (1 if p < extra else 0) for p in range(npass))
 
