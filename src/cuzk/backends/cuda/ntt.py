@@ -3,8 +3,8 @@
 Semantics are the CPU backend's (cpu/ntt.py): natural order in and out, `coset` multiplies
 input i by coset^i before the forward transform, the inverse includes 1/n and undoes the coset.
 The algorithm is the four-step recursion described in kernels/ntt.cuh: 1 pass up to 2^11
-points, 2 passes up to 2^22, 3 beyond (each pass a DFT of at most 2^11 points in shared
-memory), so a 2^27 transform reads and writes the data three times.
+points, 2 passes up to 2^22, 3 beyond (each pass a DFT of at most 2^MAX_PASS_LOG = 2^11 points
+in shared memory), so a 2^27 transform reads and writes the data three times.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ _T = TypeVar("_T")
 TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
-#: passes of at most 2^SMALL_PASS_LOG points (2^23 and up: passes of 7-9 points) use tiles of
-#: that many points and SMALL_THREADS threads per block: measured 3% faster than the 2^11 tiles
-#: at 2^24 and 2^27 (docs/GPU_NOTES.md v12), slower for the 2^10 and 2^11 passes of 2^20-2^22.
-#: 0 turns it off.
+#: passes of at most 2^SMALL_PASS_LOG points (those of 2^23 and up, and of 2^18 and below) use
+#: tiles of that many points and SMALL_THREADS threads per block: measured 3% faster than the
+#: 2^11 tiles at 2^24 and 2^27 (docs/GPU_NOTES.md v12), slower for the 2^10 and 2^11 passes of
+#: 2^20 and 2^22. 0 turns it off.
 SMALL_PASS_LOG = 9
 SMALL_THREADS = 128
 #: passes whose sub-problem has at most 2^FULL_TABLE_LOG points read omega_S^j from one table
