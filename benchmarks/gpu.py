@@ -307,7 +307,9 @@ def tune_ntt(
         ("passes-7", {"MAX_PASS_LOG": 7}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
     ]
-
+    unknown = (only or set()) - {name for name, _ in variants}
+    if unknown:
+        raise ValueError(f"unknown NTT variants {sorted(unknown)}; known: {[name for name, _ in variants]}")
     variants = [v for v in variants if only is None or v[0] in only]
 
     def use(values: dict[str, Any]) -> None:

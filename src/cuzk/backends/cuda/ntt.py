@@ -200,7 +200,7 @@ class CudaNtt:
                     ("icoset", log_n, coset % C.R), lambda: _two_level(rt, g_inv, log_n, start=n_inv)
                 )
         geo = pass_geometry(log_n)
-        logs = [g.log_N for g in geo] + [0] * (4 - len(geo))
+        logs = [g.log_N for g in geo] + [0] * (MAX_PASSES - len(geo))
         plan = []
         for p, g in enumerate(geo):
             first, last = p == 0, p == len(geo) - 1
