@@ -58,6 +58,15 @@ def test_ntt_four_passes(be, rng, monkeypatch):
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [11])
 
 
+def test_ntt_fixed_uneven_plans(be, rng, monkeypatch):
+    # PLANS: uneven and small-first splits, on small and large tiles
+    monkeypatch.setattr(cuda_ntt, "SMALL_PASS_LOG", 4)
+    monkeypatch.setattr(cuda_ntt, "SMALL_THREADS", 4)
+    monkeypatch.setattr(cuda_ntt, "PLANS", {10: (2, 5, 3), 12: (6, 6), 13: (3, 10)})
+    assert [g.log_N for g in cuda_ntt.pass_geometry(10)] == [2, 5, 3]
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [10, 12, 13])
+
+
 def test_ntt_two_level_twiddles(be, rng, monkeypatch):
     monkeypatch.setattr(cuda_ntt, "FULL_TABLE_LOG", 0)  # every pass through the two-level table
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 13])

@@ -68,6 +68,14 @@ def test_ntt_plan_rejects_oversize():
         N.plan_passes(4 * N.MAX_PASS_LOG + 1)
 
 
+def test_ntt_fixed_plan_is_checked(monkeypatch):
+    monkeypatch.setattr(N, "PLANS", {20: (7, 7, 6), 21: (7, 7), 22: (12, 10)})
+    assert N.plan_passes(20) == (7, 7, 6)
+    for log_n in (21, 22):
+        with pytest.raises(ValueError, match="plan"):
+            N.plan_passes(log_n)
+
+
 def test_window_choice_grows_with_n_and_stays_in_range():
     ws = [M.default_window(1 << k) for k in range(4, 27)]
     assert ws == sorted(ws) and ws[0] >= 4 and ws[-1] <= 22

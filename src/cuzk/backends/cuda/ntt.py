@@ -51,9 +51,21 @@ KERNEL = "ntt_pass"
 MAX_PASSES = 4
 
 
+#: fixed pass plans by log2 size, in place of the balanced split (first pass first)
+PLANS: dict[int, tuple[int, ...]] = {}
+
+
 def plan_passes(log_n: int) -> tuple[int, ...]:
     """DFT sizes (log2) of the passes, largest first, each <= MAX_PASS_LOG: as few passes as
-    that allows (1 up to 2^11 points, 2 up to 2^22, 3 beyond with the default 11)."""
+    that allows (1 up to 2^11 points, 2 up to 2^22, 3 beyond with the default 11), unless
+    PLANS fixes the plan of this size."""
+    fixed = PLANS.get(log_n)
+    if fixed is not None:
+        if sum(fixed) != log_n or len(fixed) > MAX_PASSES or not all(1 <= k <= TILE_LOG for k in fixed):
+            raise ValueError(
+                f"NTT plan {fixed} for 2^{log_n}: passes of 1..{TILE_LOG} bits summing to {log_n}"
+            )
+        return fixed
     npass = max(1, -(-log_n // MAX_PASS_LOG))
     if npass > MAX_PASSES:
         raise ValueError(f"NTT size 2^{log_n} is beyond this plan's 2^{MAX_PASSES * MAX_PASS_LOG}")
@@ -241,10 +253,14 @@ class CudaNtt:
         if plan is None:
             plan = tables.plans[key] = self._plan(tables, log_n, coset, inverse)
         src = a
-        work = xp.empty_like(a) if len(plan) > 1 else None
-        out = xp.empty_like(a)
+        last = len(plan) - 1
+        work = xp.empty_like(a) if last else None
+        out = None
         for p, (kernel, grid, block, shared, static) in enumerate(plan):
-            dst = out if p == len(plan) - 1 else work
+            if p == last:  # allocated after the first launch, while the device works
+                dst = out = xp.empty_like(a)
+            else:
+                dst = work
             rt.launch("ntt", kernel, 0, (src, dst, *static), grid=grid, block=block, shared=shared)
             src = dst
         return out
