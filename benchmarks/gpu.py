@@ -31,7 +31,8 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +210,50 @@ def share(products: float, field: str) -> float | None:
     return None if not rate else 1e3 * products / rate
 
 
+#: source variants for A/Bs of kernel changes in the same run (GPU_NOTES v14): field.cuh's
+#: multiplier-free limb 0 of Fr's reduction off, and ptx.cuh's products as C instead of PTX
+GENERIC_REDC = (("bool LOW_ONE = true;", "bool LOW_ONE = false;"),)
+C_MUL = (
+    *GENERIC_REDC,
+    ('asm("mul.lo.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));', "r = a * b;"),
+    ('asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));', "r = __umulhi(a, b);"),
+)
+SOURCE_VARIANTS = {"generic-redc": GENERIC_REDC, "c-mul": C_MUL}
+
+
+@contextmanager
+def source_variant(be: Any, module: str, edits: tuple[tuple[str, str], ...]) -> Iterator[None]:
+    """Run the block with `module` compiled from its source with each (old, new) edit applied:
+    an A/B of a kernel change in the same run. Reaches into the runtime's module cache on purpose."""
+    from cuzk.backends.cuda._runtime import NVRTC_OPTIONS
+    from cuzk.backends.cuda._source import module_source
+
+    rt = be.rt
+    src = module_source(module)
+    for old, new in edits:
+        if src.count(old) != 1:
+            raise ValueError(f"{old!r} is not once in the {module} source")
+        src = src.replace(old, new)
+
+    def drop() -> None:
+        for cache in (rt._functions, rt._direct, rt._shared_limit):
+            for key in [k for k in cache if k[0] == module]:
+                del cache[key]
+
+    saved = rt._modules.get(module)
+    with rt.guard("source variant"):
+        rt._modules[module] = be.xp.RawModule(code=src, options=NVRTC_OPTIONS)
+    drop()
+    try:
+        yield
+    finally:
+        if saved is None:
+            rt._modules.pop(module, None)
+        else:
+            rt._modules[module] = saved
+        drop()
+
+
 def profiled(
     be: Any, name: str, fn: Callable[[], Any], bound: dict[str, tuple[float, str]] | None = None
 ) -> None:
@@ -295,17 +340,22 @@ def tune_ntt(
         "FULL_TABLE_LOG",
         "RADIX4",
         "KERNEL",
+        "THREE_PASS_LOG",
+        "PLANS",
     )
     defaults = {k: getattr(N, k) for k in knobs}
-    variants = [
+    variants: list[tuple[str, dict[str, Any]]] = [
         ("default", {}),
         ("radix2", {"RADIX4": False}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
         ("large-tiles", {"SMALL_PASS_LOG": 0}),
-        ("tile-10", {"TILE_LOG": 10, "SMALL_PASS_LOG": 0}),
-        ("passes-8", {"MAX_PASS_LOG": 8}),
-        ("passes-7", {"MAX_PASS_LOG": 7}),
+        ("two-passes", {"THREE_PASS_LOG": 99}),
+        ("tile-8", {"SMALL_PASS_LOG": 8, "SMALL_THREADS": 64}),
+        ("threads-64", {"SMALL_THREADS": 64}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
+        # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
+        ("generic-redc", {}),
+        ("c-mul", {}),
     ]
     unknown = (only or set()) - {name for name, _ in variants}
     if unknown:
@@ -326,8 +376,10 @@ def tune_ntt(
         for name, values in variants:
             try:
                 use(values)
-                same = bool((be.ntt(x, w) == ref).all())
-                t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=1)
+                edits = SOURCE_VARIANTS.get(name)
+                with source_variant(be, "ntt", edits) if edits else nullcontext():
+                    same = bool((be.ntt(x, w) == ref).all())
+                    t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=1)
                 mib = N.full_table_bytes(log_n) / 2**20
                 row("ntt_variant", f"2^{log_n}", t, variant=name, same_as_default=same, table_mib=mib)
                 if not same:
@@ -375,8 +427,22 @@ def time_msm(
         t = timer(lambda: be.sum_bases(bases, mask), reps=3)
         row("sum_bases_g1_half", "2^24", t)
     if group == "g1" and not small:
+        msm_source_variants(be, timer, bases, [k for k in (20, 24) if k in log_sizes])
         tune_msm(be, timer, bases)
     be.release(bases)
+
+
+def msm_source_variants(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
+    """The G1 MSM with the curve kernels built from edited sources, same run, result compared."""
+    for log_n in log_sizes:
+        host = FR.random(1 << log_n, np.random.default_rng(200 + log_n))
+        ref = be.msm(bases, host)
+        with source_variant(be, "curve_g1", C_MUL):
+            same = bool(np.array_equal(be.msm(bases, host), ref))
+            t = timer(lambda host=host: be.msm(bases, host), reps=3 if log_n >= 24 else 5)
+        row("msm_g1 c-mul", f"2^{log_n}", t, same_as_default=same)
+        if not same:
+            RESULTS["checks"][f"msm c-mul 2^{log_n}"] = {"ok": False, "detail": "differs from the default"}
 
 
 def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
@@ -412,25 +478,36 @@ def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
 def time_mul_rate(be: Any, timer: Timer, small: bool = False) -> None:
     threads, iters = (64, 4) if small else (132 * 2048, 256)
     for field, kernel, words in (("fq", "fq_mul_rate", 12), ("fr", "fr_mul_rate", 8)):
-        src = random_fr_device(be, threads * 4 * words // 8, seed=3).reshape(-1)
-        out = be.xp.empty(threads * words // 2 + 8, dtype=np.uint64)
+        if be.xp is not np:  # the A/Bs of v14 in the same run
+            for name, edits in SOURCE_VARIANTS.items():
+                if field == "fr" or name == "c-mul":
+                    with source_variant(be, "fr", edits):
+                        _rate(be, timer, threads, iters, field, kernel, words, f"{field} {name}")
+        _rate(be, timer, threads, iters, field, kernel, words, field)
 
-        def run(src=src, out=out, kernel=kernel) -> None:
-            with be.rt.guard(kernel):
-                be.rt.launch(
-                    "fr", kernel, threads, (np.uint64(threads), np.int32(iters), src, out), block=128
-                )
 
-        t = timer(run, reps=5, warmup=1)
-        rate = threads * iters * 4 / (t["ms"] * 1e-3)
+def _rate(
+    be: Any, timer: Timer, threads: int, iters: int, field: str, kernel: str, words: int, label: str
+) -> None:
+    """One product-rate row: `iters` rounds of 4 independent products on each of `threads`."""
+    src = random_fr_device(be, threads * 4 * words // 8, seed=3).reshape(-1)
+    out = be.xp.empty(threads * words // 2 + 8, dtype=np.uint64)
+
+    def run(src=src, out=out, kernel=kernel) -> None:
+        with be.rt.guard(kernel):
+            be.rt.launch("fr", kernel, threads, (np.uint64(threads), np.int32(iters), src, out), block=128)
+
+    t = timer(run, reps=5, warmup=1)
+    rate = threads * iters * 4 / (t["ms"] * 1e-3)
+    if label == field:
         RESULTS["info"].setdefault("product_rate", {})[field] = rate
-        row(
-            f"{field}_mul_rate",
-            f"{threads} thr x {iters}",
-            t,
-            gmul_per_s=round(rate / 1e9, 2),
-            peak_fraction=round(rate * IMADS[field] / IMAD_PEAK, 3),
-        )
+    row(
+        f"{field}_mul_rate" if label == field else f"{label} mul_rate",
+        f"{threads} thr x {iters}",
+        t,
+        gmul_per_s=round(rate / 1e9, 2),
+        peak_fraction=round(rate * IMADS[field] / IMAD_PEAK, 3),
+    )
 
 
 def time_spmv(be: Any, timer: Timer, log_rows: int = 20) -> None:

@@ -45,6 +45,12 @@ def check_fr_ops(be, rng: np.random.Generator, n: int = 1000) -> None:
     a, b, c = FR.random(n, rng), FR.random(n, rng), FR.random(n, rng)
     a[:3] = FR.from_ints([0, 1, C.R - 1])
     b[:3] = FR.from_ints([C.R - 1, C.R - 1, C.R - 1])
+    # raw Montgomery words with zero low limbs, so that rows of the reduction see t0 = 0 (m = 0)
+    # and t0 = 2^32 - 1: the cases of Fr's multiplier-free low limbs (field.cuh mont_redc)
+    a[3:6] = np.array([[1 << 32, 0, 0, 0], [0, 1, 0, 0], [0xFFFFFFFF, 0, 0, 0]], dtype=np.uint64)
+    b[3:6] = np.array(
+        [[1 << 32, 0, 0, 0], [1 << 32, 5, 0, 0], [2**64 - 1, 0xFFFFFFFF, 0, 0]], dtype=np.uint64
+    )
     da, db, dc = be.to_device(a), be.to_device(b), be.to_device(c)
     for op in ("fr_add", "fr_sub", "fr_mul"):
         assert np.array_equal(host(be, getattr(be, op)(da, db)), getattr(CPU, op)(a, b)), op

@@ -77,6 +77,7 @@ def test_ntt_tile_smaller_than_a_pass(be, rng, monkeypatch):
     # passes get one column per block
     monkeypatch.setattr(cuda_ntt, "TILE_LOG", 9)
     monkeypatch.setattr(cuda_ntt, "THREADS", 128)
+    monkeypatch.setattr(cuda_ntt, "THREE_PASS_LOG", 99)  # two passes of 2^11 and 2^10 at 2^21
     assert [(g.log_N, g.log_T, g.threads) for g in cuda_ntt.pass_geometry(21)] == [(11, 0, 128), (10, 0, 128)]
     assert [(g.log_N, g.log_T) for g in cuda_ntt.pass_geometry(16)] == [(8, 1), (8, 1)]
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [9, 10, 11, 13, 16])

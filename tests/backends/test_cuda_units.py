@@ -19,7 +19,7 @@ from cuzk.errors import UsageError
 def test_ntt_plan_covers_the_size_within_the_tile(log_n):
     logs = N.plan_passes(log_n)
     assert sum(logs) == log_n and all(k <= N.MAX_PASS_LOG for k in logs)
-    assert len(logs) == (1 if log_n <= 11 else 2 if log_n <= 22 else 3)
+    assert len(logs) == (1 if log_n <= 11 else 2 if log_n < N.THREE_PASS_LOG else 3)
     geo = N.pass_geometry(log_n)
     for p, g in enumerate(geo):
         assert g.log_N + g.log_T <= N.TILE_LOG
@@ -33,8 +33,19 @@ def test_ntt_small_passes_get_small_tiles():
     # measured on the H200 (GPU_NOTES v12): 2^9 tiles of 128 threads for passes of <= 2^9 points
     assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(24)] == [(8, 1, 128, 16384)] * 3
     assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(27)] == [(9, 0, 128)] * 3
-    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(22)] == [(11, 0, 256, 65536)] * 2
-    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(20)] == [(10, 1, 256)] * 2
+    # three passes from 2^19 (GPU_NOTES v13), all on small tiles
+    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(22)] == [
+        (8, 1, 128),
+        (7, 2, 128),
+        (7, 2, 128),
+    ]
+    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(20)] == [
+        (7, 2, 128),
+        (7, 2, 128),
+        (6, 3, 128),
+    ]
+    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(18)] == [(9, 0, 128, 16384)] * 2
+    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(11)] == [(11, 0, 256, 65536)]
 
 
 @pytest.mark.parametrize("log_n", [3, 9, 14, 17])

@@ -3,7 +3,7 @@
 Semantics are the CPU backend's (cpu/ntt.py): natural order in and out, `coset` multiplies
 input i by coset^i before the forward transform, the inverse includes 1/n and undoes the coset.
 The algorithm is the four-step recursion described in kernels/ntt.cuh: 1 pass up to 2^11
-points, 2 passes up to 2^22, 3 beyond (each pass a DFT of at most 2^MAX_PASS_LOG = 2^11 points
+points, 2 passes up to 2^18, 3 beyond (each pass a DFT of at most 2^MAX_PASS_LOG = 2^11 points
 in shared memory), so a 2^27 transform reads and writes the data three times.
 """
 
@@ -29,7 +29,7 @@ _T = TypeVar("_T")
 TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
-#: passes of at most 2^SMALL_PASS_LOG points (those of 2^23 and up, and of 2^18 and below) use
+#: passes of at most 2^SMALL_PASS_LOG points (those of 2^19 and up, and of 2^18 and below) use
 #: tiles of that many points and SMALL_THREADS threads per block: measured 3% faster than the
 #: 2^11 tiles at 2^24 and 2^27 (docs/GPU_NOTES.md v12), slower for the 2^10 and 2^11 passes of
 #: 2^20 and 2^22. 0 turns it off.
@@ -49,6 +49,10 @@ KERNEL = "ntt_pass"
 
 #: the kernel's argument block holds the sizes of at most this many passes
 MAX_PASSES = 4
+#: from 2^THREE_PASS_LOG points up, at least three passes: 2^20 as (7, 7, 6) and 2^22 as
+#: (8, 7, 7) on the small tiles ran 8-9% faster than two passes of 2^10 / 2^11 points on 2^11
+#: tiles (docs/GPU_NOTES.md v13)
+THREE_PASS_LOG = 19
 
 
 #: fixed pass plans by log2 size, in place of the balanced split (first pass first)
@@ -57,8 +61,8 @@ PLANS: dict[int, tuple[int, ...]] = {}
 
 def plan_passes(log_n: int) -> tuple[int, ...]:
     """DFT sizes (log2) of the passes, largest first, each <= MAX_PASS_LOG: as few passes as
-    that allows (1 up to 2^11 points, 2 up to 2^22, 3 beyond with the default 11), unless
-    PLANS fixes the plan of this size."""
+    that allows (1 up to 2^11 points, 2 up to 2^18, 3 beyond with the defaults), but at least
+    three from 2^THREE_PASS_LOG, unless PLANS fixes the plan of this size."""
     fixed = PLANS.get(log_n)
     if fixed is not None:
         if sum(fixed) != log_n or len(fixed) > MAX_PASSES or not all(1 <= k <= TILE_LOG for k in fixed):
@@ -66,7 +70,7 @@ def plan_passes(log_n: int) -> tuple[int, ...]:
                 f"NTT plan {fixed} for 2^{log_n}: passes of 1..{TILE_LOG} bits summing to {log_n}"
             )
         return fixed
-    npass = max(1, -(-log_n // MAX_PASS_LOG))
+    npass = max(1, -(-log_n // MAX_PASS_LOG), 3 if log_n >= THREE_PASS_LOG else 1)
     if npass > MAX_PASSES:
         raise ValueError(f"NTT size 2^{log_n} is beyond this plan's 2^{MAX_PASSES * MAX_PASS_LOG}")
     base, extra = divmod(log_n, npass)

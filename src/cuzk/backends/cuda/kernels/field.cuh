@@ -14,6 +14,7 @@ namespace cuzk {
 struct FrParams {
     static constexpr int N = 8;
     static constexpr uint32_t INV = 0xffffffffu;  // -r^-1 mod 2^32
+    static constexpr bool LOW_ONE = true;  // r's low limb is 1 (see mont_redc)
     static CUZK_HD uint32_t p(int i) {
         constexpr uint32_t P[8] = {0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u,
                                    0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u};
@@ -29,6 +30,7 @@ struct FrParams {
 struct FqParams {
     static constexpr int N = 12;
     static constexpr uint32_t INV = 0xfffcfffdu;  // -p^-1 mod 2^32
+    static constexpr bool LOW_ONE = false;
     static CUZK_HD uint32_t p(int i) {
         constexpr uint32_t P[12] = {0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu,
                                     0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u,
@@ -151,15 +153,30 @@ CUZK_HD void mont_cmad(uint32_t* acc, const uint32_t* a, int off, uint32_t b) {
 }
 
 // X + Y 2^32 += m p with m = -X[0] / p mod 2^32, so that X[0] becomes 0.
+//
+// Where p's low limb is 1 (Fr), m = -X[0] and the limb-0 product needs no multiplier: X[0] + m
+// is 0 with carry [X[0] != 0] into limb 1 (ptxas keeps a multiply by the constant 1 as an IMAD).
 template <class P>
 CUZK_HD void mont_redc(uint32_t* X, uint32_t* Y) {
     constexpr int N = P::N;
     uint32_t pe[N];
 #pragma unroll
     for (int i = 0; i < N; i++) pe[i] = P::p(i);
-    const uint32_t m = X[0] * P::INV;
-    mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
-    mont_cmad<P>(X, pe, 0, m);
+    if constexpr (P::LOW_ONE) {
+        const uint32_t m = 0u - X[0];
+        mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
+        X[0] = add_cc(X[0], m);     // 0
+        X[1] = addc_cc(X[1], 0u);
+#pragma unroll
+        for (int j = 2; j < N; j += 2) {
+            X[j] = madc_lo_cc(pe[j], m, X[j]);
+            X[j + 1] = madc_hi_cc(pe[j], m, X[j + 1]);
+        }
+    } else {
+        const uint32_t m = X[0] * P::INV;
+        mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
+        mont_cmad<P>(X, pe, 0, m);
+    }
     Y[N - 1] = addc(Y[N - 1], 0);
 }
 
