@@ -342,6 +342,8 @@ def tune_ntt(
         "KERNEL",
         "THREE_PASS_LOG",
         "PLANS",
+        "WARP_SYNC",
+        "SMALL_FULL_THREADS",
     )
     defaults = {k: getattr(N, k) for k in knobs}
     variants: list[tuple[str, dict[str, Any]]] = [
@@ -352,6 +354,8 @@ def tune_ntt(
         ("two-passes", {"THREE_PASS_LOG": 99}),
         ("tile-8", {"SMALL_PASS_LOG": 8, "SMALL_THREADS": 64}),
         ("threads-64", {"SMALL_THREADS": 64}),
+        ("block-sync", {"WARP_SYNC": False}),
+        ("full-tile-128", {"SMALL_FULL_THREADS": 128}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
         ("generic-redc", {}),

@@ -32,7 +32,7 @@ def test_ntt_plan_covers_the_size_within_the_tile(log_n):
 def test_ntt_small_passes_get_small_tiles():
     # measured on the H200 (GPU_NOTES v12): 2^9 tiles of 128 threads for passes of <= 2^9 points
     assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(24)] == [(8, 1, 128, 16384)] * 3
-    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(27)] == [(9, 0, 128)] * 3
+    assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(27)] == [(9, 0, 64)] * 3
     # three passes from 2^19 (GPU_NOTES v13), all on small tiles
     assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(22)] == [
         (8, 1, 128),
@@ -44,7 +44,7 @@ def test_ntt_small_passes_get_small_tiles():
         (7, 2, 128),
         (6, 3, 128),
     ]
-    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(18)] == [(9, 0, 128, 16384)] * 2
+    assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(18)] == [(9, 0, 64, 16384)] * 2
     assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(11)] == [(11, 0, 256, 65536)]
 
 
@@ -77,6 +77,16 @@ def test_full_table_bytes_follow_the_toggle(monkeypatch):
 def test_ntt_plan_rejects_oversize():
     with pytest.raises(ValueError):
         N.plan_passes(4 * N.MAX_PASS_LOG + 1)
+
+
+def test_ntt_warp_local_steps_where_warps_own_whole_columns():
+    # 2^7 passes on 2^9 tiles: 4 columns for 4 warps; 2^8 passes: 2 columns for 4 warps (no)
+    assert [g.warp_local for g in N.pass_geometry(20)] == [True, True, True]
+    assert [g.warp_local for g in N.pass_geometry(22)] == [False, True, True]
+    assert not any(g.warp_local for g in N.pass_geometry(24))
+    assert N._warp_local(8, 1, 64)  # 2 columns for 2 warps
+    assert not N._warp_local(6, 0, 32)  # 16 quads per column: half the lanes of a warp idle
+    assert not N._warp_local(7, 2, 100)  # not whole warps
 
 
 def test_ntt_fixed_plan_is_checked(monkeypatch):

@@ -35,6 +35,9 @@ THREADS = 256
 #: 2^20 and 2^22. 0 turns it off.
 SMALL_PASS_LOG = 9
 SMALL_THREADS = 128
+#: threads of a pass that fills a small tile by itself (2^9 points, one column: 2^18 and 2^25
+#: up): 2^27 ran 2% faster with 64 than with 128 (docs/GPU_NOTES.md v14)
+SMALL_FULL_THREADS = 64
 #: passes whose sub-problem has at most 2^FULL_TABLE_LOG points read omega_S^j from one table
 #: (one load) instead of the two-level table (two loads and a product). The memory/speed toggle:
 #: 24 costs 512 MiB of device memory per cached 2^24 root (`full_table_bytes`), 20 at most 32 MiB
@@ -42,6 +45,9 @@ FULL_TABLE_LOG = 24
 #: run the shared-memory network two stages per step (a radix-4 step holding four elements in
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
+#: let a pass whose warps each own whole columns end its shared-memory steps in __syncwarp
+#: instead of __syncthreads (`PassGeometry.warp_local`)
+WARP_SYNC = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
 #: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
 KERNEL = "ntt_pass"
@@ -85,6 +91,7 @@ class PassGeometry:
     blocks: int
     threads: int
     shared: int  # bytes of dynamic shared memory
+    warp_local: bool = False  # every warp owns whole columns (its steps need only __syncwarp)
 
 
 def pass_geometry(log_n: int) -> list[PassGeometry]:
@@ -97,20 +104,40 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
         small = log_N <= SMALL_PASS_LOG
         tile_log, threads = (min(TILE_LOG, SMALL_PASS_LOG), SMALL_THREADS) if small else (TILE_LOG, THREADS)
         room = max(0, tile_log - log_N)
+        if small and room == 0:
+            threads = SMALL_FULL_THREADS
         log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
         elems = 1 << (log_N + log_T)
+        nthreads = max(1, min(threads, elems // 2, 1024))
         out.append(
             PassGeometry(
                 log_N=log_N,
                 log_S=log_S,
                 log_T=log_T,
                 blocks=1 << (log_n - log_N - log_T),
-                threads=max(1, min(threads, elems // 2, 1024)),
+                threads=nthreads,
                 shared=elems * 32,
+                warp_local=_warp_local(log_N, log_T, nthreads),
             )
         )
         log_S -= log_N
     return out
+
+
+def _warp_local(log_N: int, log_T: int, threads: int) -> bool:
+    """Whether each warp can own whole columns in every step of a pass: the block's columns
+    divide among its warps and every warp's share of each step's units fills its 32 lanes."""
+    if not WARP_SYNC or threads % 32 or log_N < 2:
+        return False
+    warps, columns = threads // 32, 1 << log_T
+    if columns % warps:
+        return False
+    units = []  # units per column of each step kind the pass runs
+    if RADIX4:
+        units.append(1 << (log_N - 2))
+    if not RADIX4 or log_N % 2:
+        units.append(1 << (log_N - 1))
+    return all(columns * u // warps % 32 == 0 for u in units)
 
 
 def products_per_element(log_n: int) -> float:
@@ -238,7 +265,7 @@ class CudaNtt:
                 out_c,
                 out_lo,
                 out_hi,
-                np.int32(RADIX4),
+                np.int32((1 if RADIX4 else 0) | (2 if g.warp_local else 0)),
             )
             plan.append((KERNEL, g.blocks, g.threads, g.shared, static))
         return plan
