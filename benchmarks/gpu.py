@@ -342,7 +342,6 @@ def tune_ntt(
         "KERNEL",
         "THREE_PASS_LOG",
         "PLANS",
-        "WARP_SYNC",
         "SMALL_FULL_THREADS",
     )
     defaults = {k: getattr(N, k) for k in knobs}
@@ -354,7 +353,6 @@ def tune_ntt(
         ("two-passes", {"THREE_PASS_LOG": 99}),
         ("tile-8", {"SMALL_PASS_LOG": 8, "SMALL_THREADS": 64}),
         ("threads-64", {"SMALL_THREADS": 64}),
-        ("block-sync", {"WARP_SYNC": False}),
         ("full-tile-128", {"SMALL_FULL_THREADS": 128}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
@@ -403,6 +401,7 @@ def time_msm(
     log_sizes: list[int],
     dlog_at: list[int],
     small: bool = False,
+    tune: bool = True,
 ) -> None:
     bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
     for log_n in log_sizes:
@@ -430,7 +429,7 @@ def time_msm(
         mask = be.to_device(np.random.default_rng(8).random(n) < 0.5)
         t = timer(lambda: be.sum_bases(bases, mask), reps=3)
         row("sum_bases_g1_half", "2^24", t)
-    if group == "g1" and not small:
+    if group == "g1" and not small and tune:
         msm_source_variants(be, timer, bases, [k for k in (20, 24) if k in log_sizes])
         tune_msm(be, timer, bases)
     be.release(bases)
@@ -690,7 +689,9 @@ def main() -> int:
     ap.add_argument("--circom", type=Path, help="directory of a circom circuit.r1cs and circuit.wtns")
     ap.add_argument("--ntt-variants", default="", help="comma list: time only these NTT variants in tune")
     ap.add_argument(
-        "--skip", default="", help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune"
+        "--skip",
+        default="",
+        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants)",
     )
     args = ap.parse_args()
     out = Path(args.out)
@@ -744,7 +745,19 @@ def main() -> int:
         ("checks", lambda: kernel_checks(be, rng, small=args.emulate)),
         ("rate", lambda: time_mul_rate(be, timer, small=args.emulate)),
         ("ntt", lambda: time_ntt(be, timer, ntt_sizes)),
-        ("msm1", lambda: time_msm(be, timer, G1, "g1", g1_sizes, g1_dlog, small=args.emulate or args.quick)),
+        (
+            "msm1",
+            lambda: time_msm(
+                be,
+                timer,
+                G1,
+                "g1",
+                g1_sizes,
+                g1_dlog,
+                small=args.emulate or args.quick,
+                tune="msmtune" not in skip,
+            ),
+        ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
         ("spmv", lambda: time_spmv(be, timer, log_rows=10 if args.emulate else 20)),
         (

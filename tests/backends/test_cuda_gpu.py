@@ -37,8 +37,7 @@ def test_ntt(be, rng):
         {"SMALL_PASS_LOG": 0},
         {"TILE_LOG": 10},
         {"MAX_PASS_LOG": 7},
-        {"WARP_SYNC": False, "SMALL_FULL_THREADS": 128},  # block barriers everywhere
-        {"SMALL_THREADS": 64},  # warp-local 2^8 passes too (2 columns, 2 warps)
+        {"SMALL_FULL_THREADS": 128, "SMALL_THREADS": 64},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

@@ -79,16 +79,6 @@ def test_ntt_plan_rejects_oversize():
         N.plan_passes(4 * N.MAX_PASS_LOG + 1)
 
 
-def test_ntt_warp_local_steps_where_warps_own_whole_columns():
-    # 2^7 passes on 2^9 tiles: 4 columns for 4 warps; 2^8 passes: 2 columns for 4 warps (no)
-    assert [g.warp_local for g in N.pass_geometry(20)] == [True, True, True]
-    assert [g.warp_local for g in N.pass_geometry(22)] == [False, True, True]
-    assert not any(g.warp_local for g in N.pass_geometry(24))
-    assert N._warp_local(8, 1, 64)  # 2 columns for 2 warps
-    assert not N._warp_local(6, 0, 32)  # 16 quads per column: half the lanes of a warp idle
-    assert not N._warp_local(7, 2, 100)  # not whole warps
-
-
 def test_ntt_fixed_plan_is_checked(monkeypatch):
     monkeypatch.setattr(N, "PLANS", {20: (7, 7, 6), 21: (7, 7), 22: (12, 10)})
     assert N.plan_passes(20) == (7, 7, 6)

@@ -45,9 +45,6 @@ FULL_TABLE_LOG = 24
 #: run the shared-memory network two stages per step (a radix-4 step holding four elements in
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
-#: let a pass whose warps each own whole columns end its shared-memory steps in __syncwarp
-#: instead of __syncthreads (`PassGeometry.warp_local`)
-WARP_SYNC = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
 #: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
 KERNEL = "ntt_pass"
@@ -91,7 +88,6 @@ class PassGeometry:
     blocks: int
     threads: int
     shared: int  # bytes of dynamic shared memory
-    warp_local: bool = False  # every warp owns whole columns (its steps need only __syncwarp)
 
 
 def pass_geometry(log_n: int) -> list[PassGeometry]:
@@ -117,27 +113,10 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
                 blocks=1 << (log_n - log_N - log_T),
                 threads=nthreads,
                 shared=elems * 32,
-                warp_local=_warp_local(log_N, log_T, nthreads),
             )
         )
         log_S -= log_N
     return out
-
-
-def _warp_local(log_N: int, log_T: int, threads: int) -> bool:
-    """Whether each warp can own whole columns in every step of a pass: the block's columns
-    divide among its warps and every warp's share of each step's units fills its 32 lanes."""
-    if not WARP_SYNC or threads % 32 or log_N < 2:
-        return False
-    warps, columns = threads // 32, 1 << log_T
-    if columns % warps:
-        return False
-    units = []  # units per column of each step kind the pass runs
-    if RADIX4:
-        units.append(1 << (log_N - 2))
-    if not RADIX4 or log_N % 2:
-        units.append(1 << (log_N - 1))
-    return all(columns * u // warps % 32 == 0 for u in units)
 
 
 def products_per_element(log_n: int) -> float:
@@ -265,7 +244,7 @@ class CudaNtt:
                 out_c,
                 out_lo,
                 out_hi,
-                np.int32((1 if RADIX4 else 0) | (2 if g.warp_local else 0)),
+                np.int32(RADIX4),
             )
             plan.append((KERNEL, g.blocks, g.threads, g.shared, static))
         return plan

@@ -13,11 +13,11 @@
         int l2, int l3, const uint32_t *wsub, const uint32_t *tw_lo, const uint32_t *tw_hi, int tw_bits,      \
         const uint32_t *tw_full,                                                                               \
         const uint32_t *in_lo, const uint32_t *in_hi, int out_mode, const uint32_t *out_c,                   \
-        const uint32_t *out_lo, const uint32_t *out_hi, int flags
+        const uint32_t *out_lo, const uint32_t *out_hi, int radix4
 
 #define CUZK_NTT_ARGS                                                                                   \
     cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
-                       tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, (flags & 1) != 0, (flags & 2) != 0};
+                       tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, radix4 != 0};
 
 CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const int log_N = a.log_N, log_T = a.log_T;
@@ -29,35 +29,17 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const uint64_t blk = blockIdx.x;
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_load(a, blk, idx, tile);
     __syncthreads();
-    // The steps' units (quads, butterflies) are numbered column by column. Warp-local (the host
-    // sets it where every warp owns whole columns): warp w takes the w-th contiguous share, so a
-    // step reads only what its own warp wrote and ends in __syncwarp; else units go round the
-    // block and every step ends in __syncthreads.
-    const bool wl = a.warp_local;
-    const uint32_t lane = threadIdx.x & 31u, warps = blockDim.x >> 5, w = threadIdx.x >> 5;
-    const uint32_t first = wl ? lane : threadIdx.x, stride = wl ? 32u : blockDim.x;
     int log_h = log_N - 1;
     if (radix4)
         for (; log_h >= 1; log_h -= 2) {
-            const uint32_t share = wl ? (total / 4) / warps : 0, base = w * share;
-            const uint32_t end = wl ? base + share : total / 4;
-            for (uint32_t q = (wl ? base : 0) + first; q < end; q += stride) cuzk::ntt_butterfly4(a, log_h, q, tile);
-            if (wl)
-                __syncwarp();
-            else
-                __syncthreads();
+            for (uint32_t q = threadIdx.x; q < total / 4; q += blockDim.x) cuzk::ntt_butterfly4(a, log_h, q, tile);
+            __syncthreads();
         }
     for (; log_h >= 0; log_h--) {
-        const uint32_t share = wl ? (total / 2) / warps : 0, base = w * share;
-        const uint32_t end = wl ? base + share : total / 2;
-        for (uint32_t beta = (wl ? base : 0) + first; beta < end; beta += stride)
+        for (uint32_t beta = threadIdx.x; beta < total / 2; beta += blockDim.x)
             cuzk::ntt_butterfly(a, log_h, beta, tile);
-        if (wl)
-            __syncwarp();
-        else
-            __syncthreads();
+        __syncthreads();
     }
-    if (wl) __syncthreads();  // the store reads every column
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
 #else
     std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);

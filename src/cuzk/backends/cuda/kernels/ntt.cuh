@@ -39,7 +39,6 @@ struct NttArgs {
     const uint32_t* out_lo;
     const uint32_t* out_hi;
     bool radix4;            // two DIF stages per shared-memory step (ntt_butterfly4)
-    bool warp_local;        // each warp owns whole columns: steps end in __syncwarp (ntt.cu)
 };
 
 CUZK_HD uint32_t bitrev(uint32_t x, int bits) {
