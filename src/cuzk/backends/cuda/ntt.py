@@ -29,14 +29,14 @@ _T = TypeVar("_T")
 TILE_LOG = 11
 MAX_PASS_LOG = 11
 THREADS = 256
-#: passes of at most 2^SMALL_PASS_LOG points (those of 2^19 and up, and of 2^18 and below) use
-#: tiles of that many points and SMALL_THREADS threads per block: measured 3% faster than the
-#: 2^11 tiles at 2^24 and 2^27 (docs/GPU_NOTES.md v12), slower for the 2^10 and 2^11 passes of
-#: 2^20 and 2^22. 0 turns it off.
+#: passes of at most 2^SMALL_PASS_LOG points (with the default plans, every pass of a transform
+#: of more than 2^11 points) use tiles of that many points and SMALL_THREADS threads per block: measured 3% faster
+#: than the 2^11 tiles at 2^24 and 2^27 (docs/GPU_NOTES.md v12), slower for passes of 2^10 and
+#: 2^11 points, which keep the 2^11 tiles. 0 turns it off.
 SMALL_PASS_LOG = 9
 SMALL_THREADS = 128
 #: threads of a pass that fills a small tile by itself (2^9 points, one column: 2^18 and 2^25
-#: up): 2^27 ran 2% faster with 64 than with 128 (docs/GPU_NOTES.md v14)
+#: up): 2^27 ran 2% faster with 64 than with 128 (docs/GPU_NOTES.md v15)
 SMALL_FULL_THREADS = 64
 #: passes whose sub-problem has at most 2^FULL_TABLE_LOG points read omega_S^j from one table
 #: (one load) instead of the two-level table (two loads and a product). The memory/speed toggle:
