@@ -218,7 +218,15 @@ C_MUL = (
     ('asm("mul.lo.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));', "r = a * b;"),
     ('asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));', "r = __umulhi(a, b);"),
 )
-SOURCE_VARIANTS = {"generic-redc": GENERIC_REDC, "c-mul": C_MUL}
+#: v16 (not yet measured): the reduction's multiplier from constant memory, with and without
+#: the limb-0 add
+OPAQUE_INV = (("#define CUZK_OPAQUE_INV 0", "#define CUZK_OPAQUE_INV 1"),)
+SOURCE_VARIANTS = {
+    "generic-redc": GENERIC_REDC,
+    "c-mul": C_MUL,
+    "opaque-inv": OPAQUE_INV,
+    "opaque-inv-generic": (*OPAQUE_INV, *GENERIC_REDC),
+}
 
 
 @contextmanager
@@ -358,6 +366,8 @@ def tune_ntt(
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
         ("generic-redc", {}),
         ("c-mul", {}),
+        ("opaque-inv", {}),
+        ("opaque-inv-generic", {}),
     ]
     unknown = (only or set()) - {name for name, _ in variants}
     if unknown:

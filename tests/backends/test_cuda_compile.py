@@ -44,3 +44,28 @@ def test_every_kernel_file_compiles_for_sm90(tmp_path):
             failures[name] = out[-3000:]
     assert not failures, failures
     assert all((tmp_path / f"{f.stem}.cubin").stat().st_size > 0 for f in files)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_fr_kernels_compile_with_the_opaque_multiplier(tmp_path):
+    # CUZK_OPAQUE_INV (field.cuh) is off by default; its build must stay clean for the A/B
+    for f in ("fr.cu", "ntt.cu"):
+        out = subprocess.run(
+            [
+                NVCC,
+                "-arch=sm_90",
+                "-std=c++17",
+                "--cubin",
+                "-DCUZK_OPAQUE_INV=1",
+                "-I",
+                str(KERNEL_DIR),
+                "-o",
+                str(tmp_path / f"{f}.cubin"),
+                str(KERNEL_DIR / f),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
+        )
+        assert out.returncode == 0 and "warning" not in (out.stdout + out.stderr).lower(), out.stderr[-3000:]

@@ -45,6 +45,28 @@ struct FqParams {
     }
 };
 
+// CUZK_OPAQUE_INV 1 (device builds): the reduction's m = X[0] * INV takes INV from constant
+// memory, so ptxas cannot see that Fr's INV is 2^32 - 1 (m = -X[0]); knowing it, ptxas splits each
+// m p_j multiply-add pair into IMAD.X + IMAD.HI.X (+ IADD3.X) instead of one IMAD.WIDE with carry.
+// nvcc 13.0, sm_90: 4 Fr products 1128 -> 928 SASS instructions, ntt_pass 3920 -> ~3180 with
+// smaller spills. Off until a device run measures it (docs/GPU_NOTES.md v16).
+#ifndef CUZK_OPAQUE_INV
+#define CUZK_OPAQUE_INV 0
+#endif
+#if CUZK_OPAQUE_INV && defined(__CUDA_ARCH__)
+__constant__ uint32_t MONT_INV[2] = {FrParams::INV, FqParams::INV};
+#endif
+
+// -p^-1 mod 2^32 as the reduction multiplies by it (see CUZK_OPAQUE_INV)
+template <class P>
+CUZK_HD uint32_t mont_inv() {
+#if CUZK_OPAQUE_INV && defined(__CUDA_ARCH__)
+    return MONT_INV[P::N == FrParams::N ? 0 : 1];
+#else
+    return P::INV;
+#endif
+}
+
 template <class P>
 struct Fp {
     static constexpr int N = P::N;
@@ -163,7 +185,7 @@ CUZK_HD void mont_redc(uint32_t* X, uint32_t* Y) {
 #pragma unroll
     for (int i = 0; i < N; i++) pe[i] = P::p(i);
     if constexpr (P::LOW_ONE) {
-        const uint32_t m = 0u - X[0];
+        const uint32_t m = CUZK_OPAQUE_INV ? X[0] * mont_inv<P>() : 0u - X[0];
         mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
         X[0] = add_cc(X[0], m);     // 0
         X[1] = addc_cc(X[1], 0u);
@@ -173,7 +195,7 @@ CUZK_HD void mont_redc(uint32_t* X, uint32_t* Y) {
             X[j + 1] = madc_hi_cc(pe[j], m, X[j + 1]);
         }
     } else {
-        const uint32_t m = X[0] * P::INV;
+        const uint32_t m = X[0] * mont_inv<P>();
         mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
         mont_cmad<P>(X, pe, 0, m);
     }
