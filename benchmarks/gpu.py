@@ -356,6 +356,7 @@ def tune_ntt(
     variants: list[tuple[str, dict[str, Any]]] = [
         ("default", {}),
         ("radix2", {"RADIX4": False}),
+        ("radix2-32-warps", {"RADIX4": False, "KERNEL": "ntt_pass_r2"}),
         ("no-register-cap", {"KERNEL": "ntt_pass_regs"}),
         ("large-tiles", {"SMALL_PASS_LOG": 0}),
         ("two-passes", {"THREE_PASS_LOG": 99}),

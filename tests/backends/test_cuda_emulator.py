@@ -67,6 +67,13 @@ def test_ntt_fixed_uneven_plans(be, rng, monkeypatch):
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [10, 12, 13])
 
 
+def test_ntt_radix2_entry_point(be, rng, monkeypatch):
+    # ntt_pass_r2: the radix-2 network under the four-block register cap (a device variant)
+    monkeypatch.setattr(cuda_ntt, "KERNEL", "ntt_pass_r2")
+    monkeypatch.setattr(cuda_ntt, "RADIX4", False)
+    K.check_ntt(CudaBackend(runtime=be.rt), rng, [5, 11, 12, 14])
+
+
 def test_ntt_two_level_twiddles(be, rng, monkeypatch):
     monkeypatch.setattr(cuda_ntt, "FULL_TABLE_LOG", 0)  # every pass through the two-level table
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 13])

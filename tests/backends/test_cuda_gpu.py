@@ -38,6 +38,7 @@ def test_ntt(be, rng):
         {"TILE_LOG": 10},
         {"MAX_PASS_LOG": 7},
         {"SMALL_FULL_THREADS": 128, "SMALL_THREADS": 64},
+        {"KERNEL": "ntt_pass_r2", "RADIX4": False},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

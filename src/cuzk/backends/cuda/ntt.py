@@ -46,7 +46,8 @@ FULL_TABLE_LOG = 24
 #: registers) instead of one radix-2 stage per step: half the tile round trips and barriers
 RADIX4 = True
 #: the entry point: "ntt_pass" caps registers at three THREADS-thread blocks per SM (its
-#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas
+#: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
+#: "ntt_pass_r2" runs the radix-2 network alone at four blocks (use it with RADIX4 = False)
 KERNEL = "ntt_pass"
 
 

@@ -19,9 +19,11 @@
     cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
                        tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, radix4 != 0};
 
+// R2_ONLY: the radix-2 network whatever a.radix4 says, so that ptxas sizes registers for it alone
+template <bool R2_ONLY>
 CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const int log_N = a.log_N, log_T = a.log_T;
-    const bool radix4 = a.radix4;
+    const bool radix4 = !R2_ONLY && a.radix4;
     const uint32_t total = 1u << (log_N + log_T);
 #if defined(__CUDACC__)
     extern __shared__ uint4 smem[];
@@ -58,8 +60,10 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
 #endif
 }
 
-// Two entry points of one body: ntt_pass caps registers so that three 256-thread blocks (three
-// 64 KiB tiles) fit on an SM, ntt_pass_regs lets ptxas use what the radix-4 step wants (two blocks).
+// Entry points of one body: ntt_pass caps registers so that three 256-thread blocks (three
+// 64 KiB tiles) fit on an SM, ntt_pass_regs lets ptxas use what the radix-4 step wants (two
+// blocks); ntt_pass_r2 is the radix-2 network alone under a cap of four 256-thread blocks
+// (nvcc 13.0: 60 registers, no spills), 32 warps per SM instead of 24 (docs/GPU_NOTES.md v17).
 #if defined(__CUDACC__)
 #define CUZK_NTT_KERNEL(name, bounds) extern "C" __global__ void bounds name
 #else
@@ -67,9 +71,13 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
 #endif
 CUZK_NTT_KERNEL(ntt_pass, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_body(a);
+    ntt_pass_body<false>(a);
 }
 CUZK_NTT_KERNEL(ntt_pass_regs, )(CUZK_NTT_PARAMS) {
     CUZK_NTT_ARGS
-    ntt_pass_body(a);
+    ntt_pass_body<false>(a);
+}
+CUZK_NTT_KERNEL(ntt_pass_r2, __launch_bounds__(256, 4))(CUZK_NTT_PARAMS) {
+    CUZK_NTT_ARGS
+    ntt_pass_body<true>(a);
 }
