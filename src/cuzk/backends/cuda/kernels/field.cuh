@@ -163,15 +163,21 @@ CUZK_HD Fp<P> dbl(const Fp<P>& a) {
 // X[0] = 0, and dividing by 2^32 makes Y the aligned half and X (shifted two limbs, its limb 1
 // added into Y[0]) the offset one, so the two arrays swap roles every row. Bounds: t < 2p and
 // 2p < 2^(32N) keep every partial sum below 2^(32(N+1)), so the dropped top carries are zero.
+// acc[2..] += a[off + 2..] b, continuing the carry chain of the limbs below
 template <class P>
-CUZK_HD void mont_cmad(uint32_t* acc, const uint32_t* a, int off, uint32_t b) {
-    acc[0] = mad_lo_cc(a[off], b, acc[0]);
-    acc[1] = madc_hi_cc(a[off], b, acc[1]);
+CUZK_HD void mont_cmad_rest(uint32_t* acc, const uint32_t* a, int off, uint32_t b) {
 #pragma unroll
     for (int j = 2; j < P::N; j += 2) {
         acc[j] = madc_lo_cc(a[j + off], b, acc[j]);
         acc[j + 1] = madc_hi_cc(a[j + off], b, acc[j + 1]);
     }
+}
+
+template <class P>
+CUZK_HD void mont_cmad(uint32_t* acc, const uint32_t* a, int off, uint32_t b) {
+    acc[0] = mad_lo_cc(a[off], b, acc[0]);
+    acc[1] = madc_hi_cc(a[off], b, acc[1]);
+    mont_cmad_rest<P>(acc, a, off, b);
 }
 
 // X + Y 2^32 += m p with m = -X[0] / p mod 2^32, so that X[0] becomes 0.
@@ -184,19 +190,13 @@ CUZK_HD void mont_redc(uint32_t* X, uint32_t* Y) {
     uint32_t pe[N];
 #pragma unroll
     for (int i = 0; i < N; i++) pe[i] = P::p(i);
+    const uint32_t m = X[0] * mont_inv<P>();
+    mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
     if constexpr (P::LOW_ONE) {
-        const uint32_t m = CUZK_OPAQUE_INV ? X[0] * mont_inv<P>() : 0u - X[0];
-        mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
-        X[0] = add_cc(X[0], m);     // 0
+        X[0] = add_cc(X[0], m);  // 0
         X[1] = addc_cc(X[1], 0u);
-#pragma unroll
-        for (int j = 2; j < N; j += 2) {
-            X[j] = madc_lo_cc(pe[j], m, X[j]);
-            X[j + 1] = madc_hi_cc(pe[j], m, X[j + 1]);
-        }
+        mont_cmad_rest<P>(X, pe, 0, m);
     } else {
-        const uint32_t m = X[0] * mont_inv<P>();
-        mont_cmad<P>(Y, pe, 1, m);  // its top carry is zero by the bound
         mont_cmad<P>(X, pe, 0, m);
     }
     Y[N - 1] = addc(Y[N - 1], 0);
