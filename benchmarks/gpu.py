@@ -218,15 +218,29 @@ C_MUL = (
     ('asm("mul.lo.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));', "r = a * b;"),
     ('asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));', "r = __umulhi(a, b);"),
 )
-#: v16 (not yet measured): the reduction's multiplier from constant memory, with and without
-#: the limb-0 add
-OPAQUE_INV = (("#define CUZK_OPAQUE_INV 0", "#define CUZK_OPAQUE_INV 1"),)
+#: v16 (measured, the default since): the reduction's multiplier from constant memory; the
+#: folded constant is the old default's product
+FOLDED_INV = (("#define CUZK_OPAQUE_INV 1", "#define CUZK_OPAQUE_INV 0"),)
+#: v18: the radix-2 network's entry point at five 256-thread blocks per SM (48 registers, 12 B of
+#: spills: 40 warps with 128-thread blocks)
+R2_FIVE_BLOCKS = (("ntt_pass_r2, __launch_bounds__(256, 4)", "ntt_pass_r2, __launch_bounds__(256, 5)"),)
 SOURCE_VARIANTS = {
     "generic-redc": GENERIC_REDC,
     "c-mul": C_MUL,
-    "opaque-inv": OPAQUE_INV,
-    "opaque-inv-generic": (*OPAQUE_INV, *GENERIC_REDC),
+    "folded-inv": FOLDED_INV,
+    "radix2-40-warps": R2_FIVE_BLOCKS,
 }
+#: timings per variant in tune_ntt, interleaved one per variant per round
+TUNE_ROUNDS = 7
+#: modules built from edited sources, kept for the run so that variants can be interleaved
+_VARIANT_MODULES: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+
+
+def edits_apply(module: str, edits: tuple[tuple[str, str], ...]) -> bool:
+    from cuzk.backends.cuda._source import module_source
+
+    src = module_source(module)
+    return all(src.count(old) == 1 for old, _ in edits)
 
 
 @contextmanager
@@ -237,11 +251,15 @@ def source_variant(be: Any, module: str, edits: tuple[tuple[str, str], ...]) -> 
     from cuzk.backends.cuda._source import module_source
 
     rt = be.rt
-    src = module_source(module)
-    for old, new in edits:
-        if src.count(old) != 1:
-            raise ValueError(f"{old!r} is not once in the {module} source")
-        src = src.replace(old, new)
+    built = _VARIANT_MODULES.get((module, edits))
+    if built is None:
+        src = module_source(module)
+        for old, new in edits:
+            if src.count(old) != 1:
+                raise ValueError(f"{old!r} is not once in the {module} source")
+            src = src.replace(old, new)
+        with rt.guard("source variant"):
+            built = _VARIANT_MODULES[(module, edits)] = be.xp.RawModule(code=src, options=NVRTC_OPTIONS)
 
     def drop() -> None:
         for cache in (rt._functions, rt._direct, rt._shared_limit):
@@ -249,8 +267,7 @@ def source_variant(be: Any, module: str, edits: tuple[tuple[str, str], ...]) -> 
                 del cache[key]
 
     saved = rt._modules.get(module)
-    with rt.guard("source variant"):
-        rt._modules[module] = be.xp.RawModule(code=src, options=NVRTC_OPTIONS)
+    rt._modules[module] = built
     drop()
     try:
         yield
@@ -364,44 +381,68 @@ def tune_ntt(
         ("threads-64", {"SMALL_THREADS": 64}),
         ("full-tile-128", {"SMALL_FULL_THREADS": 128}),
         ("table-20", {"FULL_TABLE_LOG": 20}),
+        ("table-19", {"FULL_TABLE_LOG": 19}),
+        ("plans-677", {"PLANS": {20: (6, 7, 7), 22: (7, 7, 8)}}),
+        ("plans-767", {"PLANS": {20: (7, 6, 7), 22: (7, 8, 7)}}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
         ("generic-redc", {}),
         ("c-mul", {}),
-        ("opaque-inv", {}),
-        ("opaque-inv-generic", {}),
+        ("folded-inv", {}),
+        ("radix2-40-warps", {"RADIX4": False, "KERNEL": "ntt_pass_r2"}),
     ]
     unknown = (only or set()) - {name for name, _ in variants}
     if unknown:
         raise ValueError(f"unknown NTT variants {sorted(unknown)}; known: {[name for name, _ in variants]}")
     variants = [v for v in variants if only is None or v[0] in only]
 
-    def use(values: dict[str, Any]) -> None:
-        for k, v in {**defaults, **values}.items():
-            setattr(N, k, v)
-        be._ntt = N.CudaNtt(be.rt)
+    @contextmanager
+    def use(name: str, values: dict[str, Any], inst: dict[str, Any]) -> Iterator[None]:
+        """The knobs and source of one variant, with its own table cache (built on first use)."""
+        edits = SOURCE_VARIANTS.get(name)
+        try:
+            for k, v in {**defaults, **values}.items():
+                setattr(N, k, v)
+            if name not in inst:
+                inst[name] = N.CudaNtt(be.rt)
+            be._ntt = inst[name]
+            with source_variant(be, "ntt", edits) if edits else nullcontext():
+                yield
+        finally:
+            for k, v in defaults.items():
+                setattr(N, k, v)
+            be._ntt = default_ntt
 
+    default_ntt = be._ntt
     for log_n in log_sizes:
         x = random_fr_device(be, 1 << log_n, seed=log_n)
         w = C.root_of_unity(log_n)
-        use({})
         ref = be.ntt(x, w)
         profiled(be, f"ntt 2^{log_n}", lambda x=x, w=w: be.ntt(x, w))
+        inst: dict[str, Any] = {}
+        live: list[tuple[str, dict[str, Any], bool]] = []
         for name, values in variants:
             try:
-                use(values)
-                edits = SOURCE_VARIANTS.get(name)
-                with source_variant(be, "ntt", edits) if edits else nullcontext():
-                    same = bool((be.ntt(x, w) == ref).all())
-                    t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=1)
-                mib = N.full_table_bytes(log_n) / 2**20
-                row("ntt_variant", f"2^{log_n}", t, variant=name, same_as_default=same, table_mib=mib)
-                if not same:
-                    RESULTS["checks"][f"ntt variant {name} 2^{log_n}"] = {"ok": False, "detail": "differs"}
+                with use(name, values, inst):
+                    live.append((name, values, bool((be.ntt(x, w) == ref).all())))
             except Exception as exc:
                 log(f"ntt variant {name} 2^{log_n} failed: {exc}")
-            finally:
-                use({})
-        del x, ref
+        # rounds of one timing per variant, so that a drift of the clock or of the device's
+        # state during the run falls on every variant alike
+        times: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in live}
+        for _ in range(TUNE_ROUNDS):
+            for name, values, _ in live:
+                with use(name, values, inst):
+                    times[name].append(timer(lambda x=x, w=w: be.ntt(x, w), reps=1, warmup=1))
+        for name, values, same in live:
+            with use(name, values, inst):
+                mib = N.full_table_bytes(log_n) / 2**20
+            t = {k: float(np.median([r[k] for r in times[name]])) for k in ("ms", "wall_ms")} | {
+                "reps": TUNE_ROUNDS
+            }
+            row("ntt_variant", f"2^{log_n}", t, variant=name, same_as_default=same, table_mib=mib)
+            if not same:
+                RESULTS["checks"][f"ntt variant {name} 2^{log_n}"] = {"ok": False, "detail": "differs"}
+        del x, ref, inst
 
 
 def time_msm(
@@ -494,7 +535,7 @@ def time_mul_rate(be: Any, timer: Timer, small: bool = False) -> None:
     for field, kernel, words in (("fq", "fq_mul_rate", 12), ("fr", "fr_mul_rate", 8)):
         if be.xp is not np:  # the A/Bs of v14 in the same run
             for name, edits in SOURCE_VARIANTS.items():
-                if field == "fr" or name == "c-mul":
+                if (field == "fr" or name == "c-mul") and edits_apply("fr", edits):
                     with source_variant(be, "fr", edits):
                         _rate(be, timer, threads, iters, field, kernel, words, f"{field} {name}")
         _rate(be, timer, threads, iters, field, kernel, words, field)

@@ -45,7 +45,7 @@ def test_every_kernel_file_compiles_for_sm90(tmp_path):
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
-def test_fr_kernels_compile_with_the_opaque_multiplier(tmp_path):
-    # CUZK_OPAQUE_INV (field.cuh) is off by default; its build must stay clean for the A/B
-    failures = _compile([KERNEL_DIR / "fr.cu", KERNEL_DIR / "ntt.cu"], tmp_path, "-DCUZK_OPAQUE_INV=1")
+def test_fr_kernels_compile_with_the_folded_multiplier(tmp_path):
+    # CUZK_OPAQUE_INV (field.cuh) is on by default; the folded build must stay clean for the A/B
+    failures = _compile([KERNEL_DIR / "fr.cu", KERNEL_DIR / "ntt.cu"], tmp_path, "-DCUZK_OPAQUE_INV=0")
     assert not failures, failures

@@ -48,10 +48,11 @@ struct FqParams {
 // CUZK_OPAQUE_INV 1 (device builds): the reduction's m = X[0] * INV takes INV from constant
 // memory, so ptxas cannot see that Fr's INV is 2^32 - 1 (m = -X[0]); knowing it, ptxas splits each
 // m p_j multiply-add pair into IMAD.X + IMAD.HI.X (+ IADD3.X) instead of one IMAD.WIDE with carry.
-// nvcc 13.0, sm_90: 4 Fr products 1128 -> 928 SASS instructions, ntt_pass 3920 -> ~3180 with
-// smaller spills. Off until a device run measures it (docs/GPU_NOTES.md v16).
+// nvcc 13.0, sm_90: 4 Fr products 1128 -> 928 SASS instructions, ntt_pass 3920 -> 3296 with
+// smaller spills. Measured on the H200: the Fr product rate 54.2 -> 61.3 G/s, the NTT -7% at
+// 2^24 and 2^27 (docs/GPU_NOTES.md v16). 0 gives the folded constant back (an A/B variant).
 #ifndef CUZK_OPAQUE_INV
-#define CUZK_OPAQUE_INV 0
+#define CUZK_OPAQUE_INV 1
 #endif
 #if CUZK_OPAQUE_INV && defined(__CUDA_ARCH__)
 __constant__ uint32_t MONT_INV[2] = {FrParams::INV, FqParams::INV};
