@@ -33,6 +33,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ def save(out: Path) -> None:
     (out / "log.txt").write_text("\n".join(LOG) + "\n")
 
 
-def check(name: str, fn: Callable[[], None]) -> bool:
+def check(name: str, fn: Callable[[], object]) -> bool:
     t0 = time.perf_counter()
     try:
         fn()
@@ -153,7 +154,7 @@ def fr_sum_device(be: Any, v: Any) -> int:
 
 
 def kernel_checks(be: Any, rng: np.random.Generator, small: bool) -> None:
-    import cuda_checks as K
+    import cuda_checks as K  # type: ignore[import-not-found]  # tests/backends, on sys.path above
 
     d = 6 if small else 0  # the emulator runs everything 2^6 smaller
     ntt_sizes = [1, 3, 10, 11, 12] if small else [1, 3, 10, 11, 12, 16, 20, 22, 23, 24]
@@ -324,7 +325,7 @@ def tune_msm(
         profiled(
             be,
             f"msm_g1 2^{log_n}",
-            lambda host=host: be.msm(bases, host),
+            partial(be.msm, bases, host),
             {"msm_accumulate_g1": (madds * MADD_PRODUCTS, "fq")},
         )
     variants = (
@@ -343,7 +344,7 @@ def tune_msm(
             M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
             be.msm_chunks = k
             try:
-                t = timer(lambda c=c, host=host: be.msm(bases, host, window=c), reps=3)
+                t = timer(partial(be.msm, bases, host, window=c), reps=3)
                 row("msm_g1_variant", f"2^{log_n}", t, window=c, chunks=k, L=L)
             finally:
                 M.ACCUMULATE_L, M.BIG_ENTRIES = 32, 32 * 64
@@ -417,7 +418,7 @@ def tune_ntt(
         x = random_fr_device(be, 1 << log_n, seed=log_n)
         w = C.root_of_unity(log_n)
         ref = be.ntt(x, w)
-        profiled(be, f"ntt 2^{log_n}", lambda x=x, w=w: be.ntt(x, w))
+        profiled(be, f"ntt 2^{log_n}", partial(be.ntt, x, w))
         inst: dict[str, Any] = {}
         live: list[tuple[str, dict[str, Any], bool]] = []
         for name, values in variants:
@@ -432,7 +433,7 @@ def tune_ntt(
         for _ in range(TUNE_ROUNDS):
             for name, values, _ in live:
                 with use(name, values, inst):
-                    times[name].append(timer(lambda x=x, w=w: be.ntt(x, w), reps=1, warmup=1))
+                    times[name].append(timer(partial(be.ntt, x, w), reps=1, warmup=1))
         for name, values, same in live:
             with use(name, values, inst):
                 mib = N.full_table_bytes(log_n) / 2**20
@@ -461,11 +462,11 @@ def time_msm(
         if log_n in dlog_at:
             check(
                 f"msm {group} 2^{log_n} vs discrete logs",
-                lambda n=n, log_n=log_n: dlog_check(be, curve, bases, logs, n, log_n),
+                partial(dlog_check, be, curve, bases, logs, n, log_n),
             )
         host = FR.random(n, np.random.default_rng(100 + log_n))
         reps = 3 if log_n >= 24 else 5
-        t = timer(lambda host=host: be.msm(bases, host), reps=reps)
+        t = timer(partial(be.msm, bases, host), reps=reps)
         plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
         row(f"msm_{group}", f"2^{log_n}", t, window=plan.c, chunks=len(plan.chunks))
     if group == "g1" and 24 in log_sizes:
@@ -494,7 +495,7 @@ def msm_source_variants(be: Any, timer: Timer, bases: Any, log_sizes: list[int])
         ref = be.msm(bases, host)
         with source_variant(be, "curve_g1", C_MUL):
             same = bool(G1.eq(be.msm(bases, host)[None], ref[None])[0])
-            t = timer(lambda host=host: be.msm(bases, host), reps=3 if log_n >= 24 else 5)
+            t = timer(partial(be.msm, bases, host), reps=3 if log_n >= 24 else 5)
         row("msm_g1 c-mul", f"2^{log_n}", t, same_as_default=same)
         if not same:
             RESULTS["checks"][f"msm c-mul 2^{log_n}"] = {"ok": False, "detail": "differs from the default"}
@@ -505,7 +506,7 @@ def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
         n = 1 << log_n
         x = random_fr_device(be, n, seed=log_n)
         w = C.root_of_unity(log_n)
-        t = timer(lambda x=x, w=w: be.ntt(x, w), reps=5, warmup=2)
+        t = timer(partial(be.ntt, x, w), reps=5, warmup=2)
         passes = len(plan_passes(log_n))
         floor = share(products_per_element(log_n) * n, "fr")
         row(
@@ -518,11 +519,11 @@ def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
             arith_share=None if floor is None else round(floor / t["ms"], 3),
         )
         if log_n in (20, 24):
-            t = timer(lambda x=x, w=w: be.intt(x, w, coset=7), reps=5, warmup=1)
+            t = timer(partial(be.intt, x, w, coset=7), reps=5, warmup=1)
             row("intt_coset", f"2^{log_n}", t)
         if log_n == 27:
 
-            def roundtrip(x=x, w=w) -> None:
+            def roundtrip(x: Any = x, w: int = w) -> None:
                 back = be.intt(be.ntt(x, w), w)
                 assert bool((back == x).all()), "intt(ntt(x)) != x at 2^27"
 
@@ -548,7 +549,7 @@ def _rate(
     src = random_fr_device(be, threads * 4 * words // 8, seed=3).reshape(-1)
     out = be.xp.empty(threads * words // 2 + 8, dtype=np.uint64)
 
-    def run(src=src, out=out, kernel=kernel) -> None:
+    def run(src: Any = src, out: Any = out, kernel: str = kernel) -> None:
         with be.rt.guard(kernel):
             be.rt.launch("fr", kernel, threads, (np.uint64(threads), np.int32(iters), src, out), block=128)
 
@@ -576,7 +577,7 @@ def time_spmv(be: Any, timer: Timer, log_rows: int = 20) -> None:
     for name, per_row in (("A", 2.4), ("B", 1.0), ("C", 2.2)):
         m = K.random_csr(rng, rows, cols, per_row)
         be.spmv(m, w)
-        t = timer(lambda m=m: be.spmv(m, w), reps=5)
+        t = timer(partial(be.spmv, m, w), reps=5)
         row(f"spmv_{name}", f"2^{log_rows} rows, {m.nnz / rows:.1f} nnz/row", t)
 
 
@@ -773,6 +774,8 @@ def main() -> int:
     else:
         import cupy
 
+        from cuzk.backends.cuda._runtime import CupyRuntime
+
         RESULTS["info"]["cupy"] = cupy.__version__
         be = CudaBackend()
         if args.quick:
@@ -785,6 +788,7 @@ def main() -> int:
         modules = ["fr", "ntt"] + [
             m for m, sec in (("curve_g1", "msm1"), ("curve_g2", "msm2")) if whole or sec not in skip
         ]
+        assert isinstance(be.rt, CupyRuntime)
         comp = be.rt.compile_all(modules)
         RESULTS["info"]["compile_seconds"] = {k: round(v, 1) for k, v in comp.items()}
         log(f"compiled in {time.perf_counter() - t0:.1f} s: {comp}")
