@@ -237,11 +237,16 @@ TUNE_ROUNDS = 7
 _VARIANT_MODULES: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
 
 
-def edits_apply(module: str, edits: tuple[tuple[str, str], ...]) -> bool:
+def edited_source(module: str, edits: tuple[tuple[str, str], ...]) -> str | None:
+    """`module`'s source with each (old, new) edit applied; None if an `old` is not in it exactly once."""
     from cuzk.backends.cuda._source import module_source
 
     src = module_source(module)
-    return all(src.count(old) == 1 for old, _ in edits)
+    for old, new in edits:
+        if src.count(old) != 1:
+            return None
+        src = src.replace(old, new)
+    return src
 
 
 @contextmanager
@@ -249,16 +254,13 @@ def source_variant(be: Any, module: str, edits: tuple[tuple[str, str], ...]) -> 
     """Run the block with `module` compiled from its source with each (old, new) edit applied:
     an A/B of a kernel change in the same run. Reaches into the runtime's module cache on purpose."""
     from cuzk.backends.cuda._runtime import NVRTC_OPTIONS
-    from cuzk.backends.cuda._source import module_source
 
     rt = be.rt
     built = _VARIANT_MODULES.get((module, edits))
     if built is None:
-        src = module_source(module)
-        for old, new in edits:
-            if src.count(old) != 1:
-                raise ValueError(f"{old!r} is not once in the {module} source")
-            src = src.replace(old, new)
+        src = edited_source(module, edits)
+        if src is None:
+            raise ValueError(f"the edits {edits!r} do not each match once in the {module} source")
         with rt.guard("source variant"):
             built = _VARIANT_MODULES[(module, edits)] = be.xp.RawModule(code=src, options=NVRTC_OPTIONS)
 
@@ -420,23 +422,22 @@ def tune_ntt(
         ref = be.ntt(x, w)
         profiled(be, f"ntt 2^{log_n}", partial(be.ntt, x, w))
         inst: dict[str, Any] = {}
-        live: list[tuple[str, dict[str, Any], bool]] = []
+        live: list[tuple[str, dict[str, Any], bool, float]] = []  # name, knobs, same, table MiB
         for name, values in variants:
             try:
                 with use(name, values, inst):
-                    live.append((name, values, bool((be.ntt(x, w) == ref).all())))
+                    same = bool((be.ntt(x, w) == ref).all())
+                    live.append((name, values, same, N.full_table_bytes(log_n) / 2**20))
             except Exception as exc:
                 log(f"ntt variant {name} 2^{log_n} failed: {exc}")
         # rounds of one timing per variant, so that a drift of the clock or of the device's
         # state during the run falls on every variant alike
-        times: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in live}
+        times: dict[str, list[dict[str, float]]] = {name: [] for name, *_ in live}
         for _ in range(TUNE_ROUNDS):
-            for name, values, _ in live:
+            for name, values, *_ in live:
                 with use(name, values, inst):
                     times[name].append(timer(partial(be.ntt, x, w), reps=1, warmup=1))
-        for name, values, same in live:
-            with use(name, values, inst):
-                mib = N.full_table_bytes(log_n) / 2**20
+        for name, _, same, mib in live:
             t = {k: float(np.median([r[k] for r in times[name]])) for k in ("ms", "wall_ms")} | {
                 "reps": TUNE_ROUNDS
             }
@@ -534,9 +535,9 @@ def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
 def time_mul_rate(be: Any, timer: Timer, small: bool = False) -> None:
     threads, iters = (64, 4) if small else (132 * 2048, 256)
     for field, kernel, words in (("fq", "fq_mul_rate", 12), ("fr", "fr_mul_rate", 8)):
-        if be.xp is not np:  # the A/Bs of v14 in the same run
+        if be.xp is not np:  # the product's source A/Bs (GPU_NOTES v14, v16) in the same run
             for name, edits in SOURCE_VARIANTS.items():
-                if (field == "fr" or name == "c-mul") and edits_apply("fr", edits):
+                if (field == "fr" or name == "c-mul") and edited_source("fr", edits) is not None:
                     with source_variant(be, "fr", edits):
                         _rate(be, timer, threads, iters, field, kernel, words, f"{field} {name}")
         _rate(be, timer, threads, iters, field, kernel, words, field)
@@ -549,7 +550,7 @@ def _rate(
     src = random_fr_device(be, threads * 4 * words // 8, seed=3).reshape(-1)
     out = be.xp.empty(threads * words // 2 + 8, dtype=np.uint64)
 
-    def run(src: Any = src, out: Any = out, kernel: str = kernel) -> None:
+    def run() -> None:
         with be.rt.guard(kernel):
             be.rt.launch("fr", kernel, threads, (np.uint64(threads), np.int32(iters), src, out), block=128)
 

@@ -105,14 +105,13 @@ def pass_geometry(log_n: int) -> list[PassGeometry]:
             threads = SMALL_FULL_THREADS
         log_T = min(room, log_n - log_N) if last else min(room, log_S - log_N)
         elems = 1 << (log_N + log_T)
-        nthreads = max(1, min(threads, elems // 2, 1024))
         out.append(
             PassGeometry(
                 log_N=log_N,
                 log_S=log_S,
                 log_T=log_T,
                 blocks=1 << (log_n - log_N - log_T),
-                threads=nthreads,
+                threads=max(1, min(threads, elems // 2, 1024)),
                 shared=elems * 32,
             )
         )
