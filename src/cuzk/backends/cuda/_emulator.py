@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from cuzk.backends.cuda._runtime import Runtime
+from cuzk.backends.cuda._runtime import NULL, Runtime
 from cuzk.backends.cuda._source import MODULES, module_source
 from cuzk.errors import BackendUnavailableError
 
@@ -65,7 +65,29 @@ _CTYPES = {
 }
 
 
+_STRUCTS: dict[np.dtype, type[ctypes.Structure]] = {}
+
+
+def _struct(value: np.ndarray) -> ctypes.Structure:
+    """A one-element structured array as the ctypes struct of the same layout, passed by value."""
+    dtype = value.dtype
+    cls = _STRUCTS.get(dtype)
+    if cls is None:
+        fields = []
+        for name in dtype.names or ():
+            sub = dtype.fields[name][0]  # type: ignore[index]
+            base = _CTYPES[sub.base]
+            fields.append((name, base * sub.shape[0] if sub.shape else base))
+        cls = type("KernelStruct", (ctypes.Structure,), {"_fields_": fields})
+        if ctypes.sizeof(cls) != dtype.itemsize:
+            raise TypeError(f"struct dtype {dtype} does not have C layout (use align=True)")
+        _STRUCTS[dtype] = cls
+    return cls.from_buffer_copy(value.tobytes())
+
+
 def _arg(value: Any) -> Any:
+    if isinstance(value, ctypes.Structure):  # from struct_arg
+        return value
     if isinstance(value, np.ndarray):
         if not value.flags.c_contiguous:
             raise ValueError("emulated kernels take contiguous arrays")
@@ -112,6 +134,17 @@ class EmulatorRuntime(Runtime):
         fn = getattr(self._lib(module), kernel)
         fn.restype = None
         fn(*[_arg(a) for a in args])
+
+    def address(self, a: Any) -> int:
+        return 0 if a is NULL else int(a.ctypes.data)
+
+    def struct_arg(self, value: np.ndarray) -> Any:
+        if value.dtype.names is None or value.size != 1:
+            raise ValueError("a struct kernel argument is a one-element structured array")
+        return _struct(value)
+
+    def empty_like(self, a: Any) -> Any:
+        return np.empty_like(a)
 
     def upload(self, host: np.ndarray, out: Any | None = None) -> Any:
         host = np.ascontiguousarray(host)

@@ -16,7 +16,7 @@ import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -60,7 +60,8 @@ def parse_budget(value: str | int | None) -> int | None:
 
 
 def _fmt(nbytes: int) -> str:
-    return f"{nbytes / _GIB:.2f} GiB"
+    """GiB with two decimals, MiB below one GiB (a 4 MiB budget is not "0.00 GiB")."""
+    return f"{nbytes / _GIB:.2f} GiB" if nbytes >= _GIB else f"{nbytes / (1 << 20):.2f} MiB"
 
 
 class Runtime:
@@ -85,6 +86,10 @@ class Runtime:
         grid: int | None = None,
         shared: int = 0,
     ) -> None:
+        raise NotImplementedError
+
+    def address(self, a: Any) -> int:
+        """The device address of an array's data (0 for NULL), for pointers packed into structs."""
         raise NotImplementedError
 
     def reserve(self, nbytes: int, what: str) -> None:
@@ -114,9 +119,16 @@ class Runtime:
     def profile_report(self) -> dict[str, dict[str, Any]]:
         return {}
 
-    @contextlib.contextmanager
-    def guard(self, what: str) -> Iterator[None]:
-        yield
+    def guard(self, what: str) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def struct_arg(self, value: np.ndarray) -> Any:
+        """A one-element structured array as a by-value kernel argument, converted once."""
+        raise NotImplementedError
+
+    def empty_like(self, a: Any) -> Any:
+        """An uninitialised array like `a`, inside a device region."""
+        raise NotImplementedError
 
     def upload(self, host: np.ndarray, out: Any | None = None) -> Any:
         raise NotImplementedError
@@ -212,26 +224,20 @@ class CupyRuntime(Runtime):
         self.profile: list[tuple[str, Any, Any]] | None = [] if config.get().cuda.profile_kernels else None
 
     # --- errors -------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def guard(self, what: str) -> Iterator[None]:
+    def guard(self, what: str) -> contextlib.AbstractContextManager[None]:
         """Run a device region (this device, its memory pool, the compute stream); translate errors."""
-        cp = self.cp
-        try:
-            with contextlib.ExitStack() as stack:
-                stack.enter_context(self.device)
-                if hasattr(self, "compute"):  # allocations from this backend's pool, work on its stream
-                    stack.enter_context(cp.cuda.using_allocator(self.pool.malloc))
-                    stack.enter_context(self.compute)
-                yield
-        except (DeviceError, ValueError, TypeError, KeyError, IndexError):
-            raise
-        except cp.cuda.memory.OutOfMemoryError as exc:
+        return _DeviceRegion(self, what)
+
+    def translate(self, what: str, exc: BaseException) -> BaseException | None:
+        """The cuzk error for a failure inside a device region, or None to let it pass as is."""
+        if isinstance(exc, (DeviceError, ValueError, TypeError, KeyError, IndexError)):
+            return None
+        if isinstance(exc, self.cp.cuda.memory.OutOfMemoryError):
             limit = f" (budget {_fmt(self.budget)})" if self.budget else ""
-            raise DeviceMemoryError(f"{what}: device memory exhausted{limit}: {exc}") from exc
-        except Exception as exc:
-            if _is_cuda_error(exc):
-                raise DeviceError(f"{what}: {type(exc).__name__}: {exc}") from exc
-            raise
+            return DeviceMemoryError(f"{what}: device memory exhausted{limit}: {exc}")
+        if isinstance(exc, Exception) and _is_cuda_error(exc):
+            return DeviceError(f"{what}: {type(exc).__name__}: {exc}")
+        return None
 
     # --- kernels ------------------------------------------------------------------------
     def _function(self, module: str, kernel: str) -> Any:
@@ -251,6 +257,20 @@ class CupyRuntime(Runtime):
             # cupy.cuda.Function of the current device (ours: launches run inside guard)
             self._direct[key] = getattr(fn, "kernel", None)
         return fn
+
+    def address(self, a: Any) -> int:
+        return 0 if a is NULL else int(a.data.ptr)
+
+    def struct_arg(self, value: np.ndarray) -> Any:
+        # CuPy converts a numpy argument at every launch, and for a structured one that costs more
+        # than the 23 scalars it replaces (16 us against 9, docs/GPU_NOTES.md v19); its own
+        # converted form is passed through as is. Without it (another CuPy), the array itself.
+        converted = getattr(self.cp.cuda.function, "CNumpyArray", None)
+        return value if converted is None else converted(value)
+
+    def empty_like(self, a: Any) -> Any:
+        # straight from the pool: 2.5 us against 5 for cupy.empty_like under the region's allocator
+        return self.cp.ndarray(a.shape, a.dtype, memptr=self.pool.malloc(a.nbytes))
 
     def launch(
         self,
@@ -440,6 +460,45 @@ class CupyRuntime(Runtime):
             "pin_seconds": round(self.pin_seconds, 4),
             "compile_seconds": {k: round(v, 2) for k, v in self.compile_seconds.items()},
         }
+
+
+class _DeviceRegion:
+    """CupyRuntime.guard: a class, not a generator over an ExitStack, since a transform's host
+    time before its first launch is device idle time (2.4 us against 5.3, docs/GPU_NOTES.md v19)."""
+
+    __slots__ = ("_allocator", "_rt", "_what")
+
+    def __init__(self, rt: CupyRuntime, what: str) -> None:
+        self._rt, self._what = rt, what
+        self._allocator: Any = None
+
+    def __enter__(self) -> None:
+        rt = self._rt
+        rt.device.__enter__()
+        if hasattr(rt, "compute"):  # allocations from this backend's pool, work on its stream
+            try:
+                self._allocator = rt.cp.cuda.using_allocator(rt.pool.malloc)
+                self._allocator.__enter__()
+                try:
+                    rt.compute.__enter__()
+                except BaseException:
+                    self._allocator.__exit__(None, None, None)
+                    raise
+            except BaseException:
+                rt.device.__exit__(None, None, None)
+                raise
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
+        rt = self._rt
+        if self._allocator is not None:
+            rt.compute.__exit__(None, None, None)
+            self._allocator.__exit__(None, None, None)
+        rt.device.__exit__(None, None, None)
+        if exc is not None:
+            translated = rt.translate(self._what, exc)
+            if translated is not None:
+                raise translated from exc
+        return False
 
 
 def _is_cuda_error(exc: BaseException) -> bool:
