@@ -84,6 +84,21 @@ def test_memory_budget(rng):
         small.load_bases(np.zeros((1 << 14, 2, 6), np.uint64), "g1")
 
 
+def test_out_of_memory_in_a_kernel_call_is_a_device_memory_error(be, rng):
+    """CuPy's allocation failure inside the guard (here the NTT's 4 MiB twiddle table against a
+    4 MiB budget) comes out as DeviceMemoryError naming the budget; the input is untouched."""
+    from cuzk.algebra import constants as C
+    from cuzk.algebra.fields import FR
+    from cuzk.backends.cuda import CudaBackend
+
+    small = CudaBackend(memory_budget=4 << 20)
+    host = FR.random(1 << 17, rng)
+    x = be.to_device(host)
+    with pytest.raises(DeviceMemoryError, match=r"device memory exhausted \(budget 4.00 MiB\)"):
+        small.ntt(x, C.root_of_unity(17))
+    assert (be.to_host(x) == host).all()
+
+
 def test_device_interface(be, rng):
     """Identity, resident handles and memory statistics on the device (cf. the CI twin in
     test_backend_interface.py)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from threading import Lock
 from typing import Any, TypeVar
 
@@ -57,6 +58,24 @@ MAX_PASSES = 4
 #: (8, 7, 7) on the small tiles ran 8-9% faster than two passes of 2^10 / 2^11 points on 2^11
 #: tiles (docs/GPU_NOTES.md v13)
 THREE_PASS_LOG = 19
+
+
+#: kernels/ntt.cuh's NttParams: a pass's launch parameters, one by-value kernel argument
+NTT_PARAMS = np.dtype(
+    {
+        "names": [
+            *("log_n", "log_N", "log_S", "log_T", "npass", "logs", "tw_bits", "out_mode", "radix4"),
+            *("wsub", "tw_lo", "tw_hi", "tw_full", "in_lo", "in_hi", "out_c", "out_lo", "out_hi"),
+        ],
+        "formats": [np.int32] * 5 + [(np.int32, (4,))] + [np.int32] * 3 + [np.uint64] * 9,
+    },
+    align=True,
+)
+assert NTT_PARAMS.itemsize == 120, "NTT_PARAMS must match kernels/ntt.cuh's NttParams"
+
+#: a prepared launch: (kernel, grid, block, shared bytes, NttParams as `Runtime.struct_arg`
+#: made it, the arrays its pointers name, held so that they live as long as the plan)
+Launch = tuple[str, int, int, int, Any, tuple[Any, ...]]
 
 
 #: fixed pass plans by log2 size, in place of the balanced split (first pass first)
@@ -159,9 +178,15 @@ class _Tables:
         for g in pass_geometry(log_n)[:-1]:
             if g.log_S <= FULL_TABLE_LOG:
                 self.full[g.log_S] = rt.upload(powers(pow(omega, n >> g.log_S, C.R), 1 << g.log_S))
-        #: the prepared launches per (coset, inverse): (kernel, grid, block, shared, args after
-        #: src and dst), so that a transform does no Python work beyond its launches
-        self.plans: dict[tuple[int | None, bool], list[tuple[str, int, int, int, tuple]]] = {}
+        #: the prepared launches per (coset, inverse), so that a transform does no Python work
+        #: beyond its launches
+        self.plans: dict[tuple[int | None, bool], list[Launch]] = {}
+
+
+@lru_cache(maxsize=64)
+def _inverse(x: int) -> int:
+    """x^-1 mod r, cached: the host time before an inverse transform's first launch is idle."""
+    return pow(x, -1, C.R)
 
 
 def _two_level(rt: Runtime, base: int, log_n: int, start: int = 1) -> tuple[Any, Any]:
@@ -201,9 +226,7 @@ class CudaNtt:
 
         return self._cached(("tw", log_n, omega), make)
 
-    def _plan(
-        self, tables: _Tables, log_n: int, coset: int | None, inverse: bool
-    ) -> list[tuple[str, int, int, int, tuple]]:
+    def _plan(self, tables: _Tables, log_n: int, coset: int | None, inverse: bool) -> list[Launch]:
         rt = self.rt
         n = 1 << log_n
         in_lo = in_hi = out_c = out_lo = out_hi = NULL
@@ -222,38 +245,43 @@ class CudaNtt:
                     ("icoset", log_n, coset % C.R), lambda: _two_level(rt, g_inv, log_n, start=n_inv)
                 )
         geo = pass_geometry(log_n)
-        logs = [g.log_N for g in geo] + [0] * (MAX_PASSES - len(geo))
         plan = []
         for p, g in enumerate(geo):
             first, last = p == 0, p == len(geo) - 1
-            static = (
-                np.int32(log_n),
-                np.int32(g.log_N),
-                np.int32(g.log_S),
-                np.int32(g.log_T),
-                np.int32(len(geo)),
-                *(np.int32(x) for x in logs),
-                tables.wsub[g.log_N],
-                tables.lo,
-                tables.hi,
-                np.int32(tw_bits(log_n)),
-                tables.full.get(g.log_S, NULL) if not last else NULL,
-                in_lo if first else NULL,
-                in_hi if first else NULL,
-                np.int32(out_mode if last else 0),
-                out_c,
-                out_lo,
-                out_hi,
-                np.int32(RADIX4),
+            arrays = {
+                "wsub": tables.wsub[g.log_N],
+                "tw_lo": tables.lo,
+                "tw_hi": tables.hi,
+                "tw_full": tables.full.get(g.log_S, NULL) if not last else NULL,
+                "in_lo": in_lo if first else NULL,
+                "in_hi": in_hi if first else NULL,
+                "out_c": out_c,
+                "out_lo": out_lo,
+                "out_hi": out_hi,
+            }
+            params = np.zeros(1, NTT_PARAMS)
+            params["log_n"], params["log_N"], params["log_S"], params["log_T"] = (
+                log_n,
+                g.log_N,
+                g.log_S,
+                g.log_T,
             )
-            plan.append((KERNEL, g.blocks, g.threads, g.shared, static))
+            params["npass"] = len(geo)
+            params["logs"][0, : len(geo)] = [x.log_N for x in geo]
+            params["tw_bits"] = tw_bits(log_n)
+            params["out_mode"] = out_mode if last else 0
+            params["radix4"] = int(RADIX4)
+            for name, arr in arrays.items():
+                params[name] = rt.address(arr)
+            keep = tuple(a for a in arrays.values() if a is not NULL)
+            plan.append((KERNEL, g.blocks, g.threads, g.shared, rt.struct_arg(params), keep))
         return plan
 
     def transform(self, a: Any, omega: int, *, coset: int | None, inverse: bool) -> Any:
-        rt, xp = self.rt, self.rt.xp
+        rt = self.rt
         log_n = log2_exact(a.shape[0])
         n = 1 << log_n
-        root = pow(omega, -1, C.R) if inverse else omega
+        root = _inverse(omega) if inverse else omega
         if n == 1:
             check_root(omega, 0)
             return a.copy()
@@ -264,13 +292,13 @@ class CudaNtt:
             plan = tables.plans[key] = self._plan(tables, log_n, coset, inverse)
         src = a
         last = len(plan) - 1
-        work = xp.empty_like(a) if last else None
+        work = rt.empty_like(a) if last else None
         out = None
-        for p, (kernel, grid, block, shared, static) in enumerate(plan):
+        for p, (kernel, grid, block, shared, params, _) in enumerate(plan):
             if p == last:  # allocated after the first launch, while the device works
-                dst = out = xp.empty_like(a)
+                dst = out = rt.empty_like(a)
             else:
                 dst = work
-            rt.launch("ntt", kernel, 0, (src, dst, *static), grid=grid, block=block, shared=shared)
+            rt.launch("ntt", kernel, 0, (src, dst, params), grid=grid, block=block, shared=shared)
             src = dst
         return out

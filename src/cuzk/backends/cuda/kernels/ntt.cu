@@ -8,16 +8,13 @@
 #include <vector>
 #endif
 
-#define CUZK_NTT_PARAMS                                                                                   \
-    const uint32_t *in, uint32_t *out, int log_n, int log_N, int log_S, int log_T, int npass, int l0, int l1, \
-        int l2, int l3, const uint32_t *wsub, const uint32_t *tw_lo, const uint32_t *tw_hi, int tw_bits,      \
-        const uint32_t *tw_full,                                                                               \
-        const uint32_t *in_lo, const uint32_t *in_hi, int out_mode, const uint32_t *out_c,                   \
-        const uint32_t *out_lo, const uint32_t *out_hi, int radix4
+#define CUZK_NTT_PARAMS const uint32_t *in, uint32_t *out, const cuzk::NttParams p
 
-#define CUZK_NTT_ARGS                                                                                   \
-    cuzk::NttArgs a = {in,    out,   log_n,   log_N,   log_S, log_T, npass,    {l0, l1, l2, l3}, wsub, \
-                       tw_lo, tw_hi, tw_bits, tw_full, in_lo, in_hi, out_mode, out_c,            out_lo, out_hi, radix4 != 0};
+#define CUZK_NTT_ARGS                                                                              \
+    cuzk::NttArgs a = {in,      out,     p.log_n,  p.log_N,  p.log_S,    p.log_T,                   \
+                       p.npass, {p.logs[0], p.logs[1], p.logs[2], p.logs[3]}, p.wsub, p.tw_lo,        \
+                       p.tw_hi, p.tw_bits, p.tw_full, p.in_lo, p.in_hi, p.out_mode, p.out_c, p.out_lo, \
+                       p.out_hi, p.radix4 != 0};
 
 // R2_ONLY: the radix-2 network whatever a.radix4 says, so that ptxas sizes registers for it alone
 template <bool R2_ONLY>

@@ -18,6 +18,18 @@
 
 namespace cuzk {
 
+// A pass's launch parameters apart from its buffers, passed by value as one kernel argument:
+// the host packs it once per plan (ntt.py's NTT_PARAMS, the same layout), so that a launch
+// marshals 3 arguments instead of 24 (docs/GPU_NOTES.md v19). Ints first, then pointers, no
+// padding: 12 x 4 + 9 x 8 = 120 bytes.
+struct NttParams {
+    int log_n, log_N, log_S, log_T, npass;
+    int logs[4];
+    int tw_bits, out_mode, radix4;
+    const uint32_t *wsub, *tw_lo, *tw_hi, *tw_full, *in_lo, *in_hi, *out_c, *out_lo, *out_hi;
+};
+static_assert(sizeof(NttParams) == 120, "NttParams must match ntt.py's NTT_PARAMS");
+
 struct NttArgs {
     const uint32_t* in;
     uint32_t* out;
