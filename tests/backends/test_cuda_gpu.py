@@ -30,6 +30,25 @@ def test_ntt(be, rng):
     K.check_ntt(be, rng, [1, 3, 10, 11, 12, 16, 20, 22, 23])
 
 
+def test_ntt_from_a_new_thread(rng):
+    """A prepared launch from a thread that made no CUDA call before (an engine worker) gets the
+    device's context made current first; its result equals the main thread's."""
+    import threading
+
+    from cuzk.algebra import constants as C
+    from cuzk.algebra.fields import FR
+    from cuzk.backends.cuda import CudaBackend
+
+    fresh = CudaBackend()
+    x = fresh.to_device(FR.random(1 << 12, rng))
+    w = C.root_of_unity(12)
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(fresh.to_host(fresh.ntt(x, w))))
+    worker.start()
+    worker.join()
+    assert len(out) == 1 and (out[0] == fresh.to_host(fresh.ntt(x, w))).all()
+
+
 @pytest.mark.parametrize(
     "knobs",
     [

@@ -73,9 +73,9 @@ NTT_PARAMS = np.dtype(
 )
 assert NTT_PARAMS.itemsize == 120, "NTT_PARAMS must match kernels/ntt.cuh's NttParams"
 
-#: a prepared launch: (kernel, grid, block, shared bytes, NttParams as `Runtime.struct_arg`
-#: made it, the arrays its pointers name, held so that they live as long as the plan)
-Launch = tuple[str, int, int, int, Any, tuple[Any, ...]]
+#: a pass of a plan: its launch from `Runtime.prepare` (called with the source and destination,
+#: NttParams bound), and the arrays the params' pointers name, held as long as the plan
+Launch = tuple[Callable[..., None], tuple[Any, ...]]
 
 
 #: fixed pass plans by log2 size, in place of the balanced split (first pass first)
@@ -274,7 +274,9 @@ class CudaNtt:
             for name, arr in arrays.items():
                 params[name] = rt.address(arr)
             keep = tuple(a for a in arrays.values() if a is not NULL)
-            plan.append((KERNEL, g.blocks, g.threads, g.shared, rt.struct_arg(params), keep))
+            tail = (rt.struct_arg(params),)
+            launch = rt.prepare("ntt", KERNEL, 2, tail, grid=g.blocks, block=g.threads, shared=g.shared)
+            plan.append((launch, keep))
         return plan
 
     def transform(self, a: Any, omega: int, *, coset: int | None, inverse: bool) -> Any:
@@ -294,11 +296,11 @@ class CudaNtt:
         last = len(plan) - 1
         work = rt.empty_like(a) if last else None
         out = None
-        for p, (kernel, grid, block, shared, params, _) in enumerate(plan):
+        for p, (launch, _) in enumerate(plan):
             if p == last:  # allocated after the first launch, while the device works
                 dst = out = rt.empty_like(a)
             else:
                 dst = work
-            rt.launch("ntt", kernel, 0, (src, dst, params), grid=grid, block=block, shared=shared)
+            launch(src, dst)
             src = dst
         return out
