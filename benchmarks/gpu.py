@@ -375,6 +375,7 @@ def tune_ntt(
         "THREE_PASS_LOG",
         "PLANS",
         "SMALL_FULL_THREADS",
+        "OVERLAP",
     )
     defaults = {k: getattr(N, k) for k in knobs}
     variants: list[tuple[str, dict[str, Any]]] = [
@@ -391,6 +392,7 @@ def tune_ntt(
         ("table-19", {"FULL_TABLE_LOG": 19}),
         ("plans-677", {"PLANS": {20: (6, 7, 7), 22: (7, 7, 8)}}),
         ("plans-767", {"PLANS": {20: (7, 6, 7), 22: (7, 8, 7)}}),
+        ("no-overlap", {"OVERLAP": False}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
         ("generic-redc", {}),
         ("c-mul", {}),

@@ -58,6 +58,7 @@ def test_ntt_from_a_new_thread(rng):
         {"MAX_PASS_LOG": 7},
         {"SMALL_FULL_THREADS": 128, "SMALL_THREADS": 64},
         {"KERNEL": "ntt_pass_r2", "RADIX4": False},
+        {"OVERLAP": False},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cuzk.backends.cuda import _runtime
 from cuzk.backends.cuda._runtime import CupyRuntime
+from cuzk.errors import DeviceError
 
 KEY = ("ntt", "ntt_pass")
 
@@ -51,6 +53,7 @@ def runtime(driver: Any) -> tuple[CupyRuntime, dict[str, list[Any]]]:
     rt.profile = None
     rt.clock = types.SimpleNamespace(launching=lambda: seen["launching"].append(1))
     rt.compute = types.SimpleNamespace(ptr=0)
+    rt.props = {"major": 9}
     rt._threads = threading.local()
     rt._shared_limit = {}
     rt._functions = {KEY: types.SimpleNamespace(max_dynamic_shared_size_bytes=48 * 1024)}
@@ -131,3 +134,62 @@ def test_a_tail_argument_without_an_address_falls_back_to_plain_launches() -> No
     launch = rt.prepare(*KEY, 2, (np.int32(3),), grid=4, block=64)
     launch(device_array(1), device_array(2))
     assert not driver.calls and len(seen["plain"]) == 1
+
+
+class FakeLaunchEx:
+    """cuLaunchKernelEx: reads the launch configuration and parameters as the driver would."""
+
+    def __init__(self, status: int = 0) -> None:
+        self.status = status
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(self, config: int, f: int, kargs: int, extra: Any) -> int:
+        c = _runtime._LaunchConfig.from_address(config)
+        params = (ctypes.c_void_p * 3).from_address(kargs)
+        attrs = [(c.attrs[i].id, c.attrs[i].value[0]) for i in range(c.numAttrs)]
+        self.calls.append(
+            {
+                "f": f,
+                "geometry": (c.gx, c.gy, c.gz, c.bx, c.by, c.bz, c.shared),
+                "stream": c.stream,
+                "attrs": attrs,
+                "extra": extra,
+                "lead": [ctypes.c_uint64.from_address(int(params[i] or 0)).value for i in range(2)],
+                "tail": int(params[2] or 0),
+            }
+        )
+        return self.status
+
+
+def test_an_overlapped_launch_goes_through_launch_ex_with_programmatic_serialization(
+    params: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ex, driver = FakeLaunchEx(), FakeDriver()
+    monkeypatch.setattr(_runtime, "launch_ex", lambda: ex)
+    rt, _ = runtime(driver)
+    launch = rt.prepare(*KEY, 2, (params,), grid=1024, block=256, shared=64 << 10, overlap=True)
+    launch(device_array(0x10), device_array(0x20))
+    (call,) = ex.calls
+    assert call["f"] == 0xF00D and call["geometry"] == (1024, 1, 1, 256, 1, 1, 64 << 10)
+    assert call["attrs"] == [(6, 1)] and call["stream"] is None and call["extra"] is None
+    assert call["lead"] == [0x10, 0x20] and call["tail"] == params.ptr and not driver.calls
+
+
+def test_a_failed_overlapped_launch_is_a_device_error(params: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_runtime, "launch_ex", lambda: FakeLaunchEx(status=1))
+    rt, _ = runtime(FakeDriver())
+    launch = rt.prepare(*KEY, 2, (params,), grid=1, block=128, overlap=True)
+    with pytest.raises(DeviceError, match="ntt_pass: cuLaunchKernelEx failed with CUresult 1"):
+        launch(device_array(1), device_array(2))
+
+
+@pytest.mark.parametrize("major, has_ex", [(8, True), (9, False)])
+def test_overlap_needs_sm_90_and_the_driver_entry_point(
+    params: Any, monkeypatch: pytest.MonkeyPatch, major: int, has_ex: bool
+) -> None:
+    ex, driver = FakeLaunchEx(), FakeDriver()
+    monkeypatch.setattr(_runtime, "launch_ex", lambda: ex if has_ex else None)
+    rt, _ = runtime(driver)
+    rt.props = {"major": major}
+    rt.prepare(*KEY, 2, (params,), grid=1, block=128, overlap=True)(device_array(1), device_array(2))
+    assert not ex.calls and len(driver.calls) == 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import math
 import threading
 import time
@@ -99,10 +100,12 @@ class Runtime:
         grid: int,
         block: int,
         shared: int = 0,
+        overlap: bool = False,
     ) -> Callable[..., None]:
         """A launch of fixed geometry and trailing arguments, called with its `lead` leading device
         arrays: for plans launched many times (the NTT's passes), whose host time before the first
-        launch is device idle time. Here a plain `launch` per call."""
+        launch is device idle time. `overlap`: a programmatic dependent launch where the device
+        has one (the kernel waits in itself for the launch before). Here a plain `launch`."""
 
         def run(*arrays: Any) -> None:
             self.launch(module, kernel, 0, (*arrays, *tail), grid=grid, block=block, shared=shared)
@@ -295,6 +298,7 @@ class CupyRuntime(Runtime):
         grid: int,
         block: int,
         shared: int = 0,
+        overlap: bool = False,
     ) -> Callable[..., None]:
         launch_kernel = getattr(self.cp.cuda.driver, "launchKernel", None)
         fn = self._function(module, kernel)
@@ -303,7 +307,12 @@ class CupyRuntime(Runtime):
             return super().prepare(module, kernel, lead, tail, grid=grid, block=block, shared=shared)
         if shared > 48 * 1024:
             self._allow_shared(module, kernel, fn, shared)
-        return _PreparedLaunch(self, (module, kernel), direct, launch_kernel, lead, tail, grid, block, shared)
+        config = None
+        if overlap and self.props.get("major", 0) >= 9 and launch_ex() is not None:
+            config = _LaunchConfig(grid, 1, 1, block, 1, 1, shared, self.compute.ptr)
+            config.attrs, config.numAttrs = ctypes.pointer(_PROGRAMMATIC_SERIALIZATION), 1
+        key = (module, kernel)
+        return _PreparedLaunch(self, key, direct, launch_kernel, lead, tail, grid, block, shared, config)
 
     def ensure_context(self) -> None:
         """Inside a device region, make the device's context current on this thread, once per
@@ -515,6 +524,39 @@ class CupyRuntime(Runtime):
         }
 
 
+class _LaunchAttribute(ctypes.Structure):
+    """cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_int * 16)]
+
+
+class _LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig (cuLaunchKernelEx's first argument)."""
+
+    _fields_ = [
+        *((name, ctypes.c_uint) for name in ("gx", "gy", "gz", "bx", "by", "bz", "shared")),
+        ("stream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(_LaunchAttribute)),
+        ("numAttrs", ctypes.c_uint),
+    ]
+
+
+#: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6), allowed (value 1)
+_PROGRAMMATIC_SERIALIZATION = _LaunchAttribute(6, b"", (ctypes.c_int * 16)(1))
+
+
+@functools.cache
+def launch_ex() -> Callable[..., int] | None:
+    """The driver's cuLaunchKernelEx (CUDA 12 and up; CuPy does not wrap it), or None."""
+    try:
+        fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    fn.restype = ctypes.c_int
+    return fn
+
+
 class _PreparedLaunch:
     """CupyRuntime.prepare: cuLaunchKernel with a kernel-parameter array built once. A call writes
     its arrays' addresses into the array's pointer slots and launches (~2 us of host time against
@@ -524,6 +566,7 @@ class _PreparedLaunch:
 
     __slots__ = (
         "_block",
+        "_config",
         "_fn",
         "_grid",
         "_kargs",
@@ -548,8 +591,10 @@ class _PreparedLaunch:
         grid: int,
         block: int,
         shared: int,
+        config: _LaunchConfig | None = None,
     ) -> None:
         self._rt, self._key, self._fn, self._launch = rt, key, fn, launch  # fn keeps its module loaded
+        self._config = config  # a programmatic dependent launch through cuLaunchKernelEx
         self._lead, self._tail, self._grid, self._block, self._shared = lead, tail, grid, block, shared
         self._slots = (ctypes.c_uint64 * max(lead, 1))()
         base = ctypes.addressof(self._slots)
@@ -572,6 +617,13 @@ class _PreparedLaunch:
         with self._lock:
             for i, a in enumerate(arrays):
                 slots[i] = a.data.ptr
+            if self._config is not None:
+                ex = launch_ex()
+                assert ex is not None  # checked by prepare
+                status = ex(ctypes.addressof(self._config), self._fn.ptr, ctypes.addressof(self._kargs), None)
+                if status != 0:
+                    raise DeviceError(f"{self._key[1]}: cuLaunchKernelEx failed with CUresult {status}")
+                return
             self._launch(
                 self._fn.ptr,
                 self._grid,

@@ -50,6 +50,10 @@ RADIX4 = True
 #: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
 #: "ntt_pass_r2" runs the radix-2 network alone at four blocks (use it with RADIX4 = False)
 KERNEL = "ntt_pass"
+#: launch each pass after the first with programmatic dependent launch (sm_90 and up): its
+#: blocks are scheduled while the pass before runs its tail and wait in the kernel for its end,
+#: instead of the launch starting only after it (docs/GPU_NOTES.md v21)
+OVERLAP = True
 
 
 #: the kernel's argument block holds the sizes of at most this many passes
@@ -275,7 +279,16 @@ class CudaNtt:
                 params[name] = rt.address(arr)
             keep = tuple(a for a in arrays.values() if a is not NULL)
             tail = (rt.struct_arg(params),)
-            launch = rt.prepare("ntt", KERNEL, 2, tail, grid=g.blocks, block=g.threads, shared=g.shared)
+            launch = rt.prepare(
+                "ntt",
+                KERNEL,
+                2,
+                tail,
+                grid=g.blocks,
+                block=g.threads,
+                shared=g.shared,
+                overlap=OVERLAP and not first,
+            )
             plan.append((launch, keep))
         return plan
 

@@ -23,6 +23,14 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const bool radix4 = !R2_ONLY && a.radix4;
     const uint32_t total = 1u << (log_N + log_T);
 #if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Programmatic dependent launch (ntt.py's OVERLAP; both are no-ops in a launch without it):
+    // the next pass may be scheduled once every block of this one has started, so that its
+    // launch overlaps this pass's tail, and nothing here reads memory before the pass before
+    // has finished and flushed.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     extern __shared__ uint4 smem[];
     uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
     const uint64_t blk = blockIdx.x;
