@@ -391,6 +391,7 @@ def tune_ntt(
         ("table-20", {"FULL_TABLE_LOG": 20}),
         ("table-19", {"FULL_TABLE_LOG": 19}),
         ("plans-677", {"PLANS": {20: (6, 7, 7), 22: (7, 7, 8)}}),
+        ("balanced-20", {"PLANS": {}}),
         ("plans-767", {"PLANS": {20: (7, 6, 7), 22: (7, 8, 7)}}),
         ("no-overlap", {"OVERLAP": False}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)

@@ -39,10 +39,11 @@ def test_ntt_small_passes_get_small_tiles():
         (7, 2, 128),
         (7, 2, 128),
     ]
+    # 2^20's fixed plan: the small pass first (GPU_NOTES v22)
     assert [(g.log_N, g.log_T, g.threads) for g in N.pass_geometry(20)] == [
-        (7, 2, 128),
-        (7, 2, 128),
         (6, 3, 128),
+        (7, 2, 128),
+        (7, 2, 128),
     ]
     assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(18)] == [(9, 0, 64, 16384)] * 2
     assert [(g.log_N, g.log_T, g.threads, g.shared) for g in N.pass_geometry(11)] == [(11, 0, 256, 65536)]
