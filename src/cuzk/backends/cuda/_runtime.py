@@ -307,12 +307,14 @@ class CupyRuntime(Runtime):
             return super().prepare(module, kernel, lead, tail, grid=grid, block=block, shared=shared)
         if shared > 48 * 1024:
             self._allow_shared(module, kernel, fn, shared)
-        config = None
-        if overlap and self.props.get("major", 0) >= 9 and launch_ex() is not None:
+        ex = launch_ex() if overlap and self.props.get("major", 0) >= 9 else None
+        overlapped = None
+        if ex is not None:
             config = _LaunchConfig(grid, 1, 1, block, 1, 1, shared, self.compute.ptr)
             config.attrs, config.numAttrs = ctypes.pointer(_PROGRAMMATIC_SERIALIZATION), 1
+            overlapped = (ex, config)
         key = (module, kernel)
-        return _PreparedLaunch(self, key, direct, launch_kernel, lead, tail, grid, block, shared, config)
+        return _PreparedLaunch(self, key, direct, launch_kernel, lead, tail, grid, block, shared, overlapped)
 
     def ensure_context(self) -> None:
         """Inside a device region, make the device's context current on this thread, once per
@@ -566,7 +568,6 @@ class _PreparedLaunch:
 
     __slots__ = (
         "_block",
-        "_config",
         "_fn",
         "_grid",
         "_kargs",
@@ -574,6 +575,7 @@ class _PreparedLaunch:
         "_launch",
         "_lead",
         "_lock",
+        "_overlapped",
         "_rt",
         "_shared",
         "_slots",
@@ -591,10 +593,10 @@ class _PreparedLaunch:
         grid: int,
         block: int,
         shared: int,
-        config: _LaunchConfig | None = None,
+        overlapped: tuple[Callable[..., int], _LaunchConfig] | None = None,
     ) -> None:
         self._rt, self._key, self._fn, self._launch = rt, key, fn, launch  # fn keeps its module loaded
-        self._config = config  # a programmatic dependent launch through cuLaunchKernelEx
+        self._overlapped = overlapped  # a programmatic dependent launch: cuLaunchKernelEx, its config
         self._lead, self._tail, self._grid, self._block, self._shared = lead, tail, grid, block, shared
         self._slots = (ctypes.c_uint64 * max(lead, 1))()
         base = ctypes.addressof(self._slots)
@@ -617,10 +619,9 @@ class _PreparedLaunch:
         with self._lock:
             for i, a in enumerate(arrays):
                 slots[i] = a.data.ptr
-            if self._config is not None:
-                ex = launch_ex()
-                assert ex is not None  # checked by prepare
-                status = ex(ctypes.addressof(self._config), self._fn.ptr, ctypes.addressof(self._kargs), None)
+            if self._overlapped is not None:
+                ex, config = self._overlapped
+                status = ex(ctypes.addressof(config), self._fn.ptr, ctypes.addressof(self._kargs), None)
                 if status != 0:
                     raise DeviceError(f"{self._key[1]}: cuLaunchKernelEx failed with CUresult {status}")
                 return

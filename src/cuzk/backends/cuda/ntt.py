@@ -71,7 +71,7 @@ NTT_PARAMS = np.dtype(
             *("log_n", "log_N", "log_S", "log_T", "npass", "logs", "tw_bits", "out_mode", "radix4"),
             *("wsub", "tw_lo", "tw_hi", "tw_full", "in_lo", "in_hi", "out_c", "out_lo", "out_hi"),
         ],
-        "formats": [np.int32] * 5 + [(np.int32, (4,))] + [np.int32] * 3 + [np.uint64] * 9,
+        "formats": [np.int32] * 5 + [(np.int32, (MAX_PASSES,))] + [np.int32] * 3 + [np.uint64] * 9,
     },
     align=True,
 )
@@ -264,20 +264,21 @@ class CudaNtt:
                 "out_lo": out_lo,
                 "out_hi": out_hi,
             }
+            fields = {
+                "log_n": log_n,
+                "log_N": g.log_N,
+                "log_S": g.log_S,
+                "log_T": g.log_T,
+                "npass": len(geo),
+                "tw_bits": tw_bits(log_n),
+                "out_mode": out_mode if last else 0,
+                "radix4": int(RADIX4),
+                **{name: rt.address(arr) for name, arr in arrays.items()},
+            }
             params = np.zeros(1, NTT_PARAMS)
-            params["log_n"], params["log_N"], params["log_S"], params["log_T"] = (
-                log_n,
-                g.log_N,
-                g.log_S,
-                g.log_T,
-            )
-            params["npass"] = len(geo)
+            for name, value in fields.items():
+                params[name] = value
             params["logs"][0, : len(geo)] = [x.log_N for x in geo]
-            params["tw_bits"] = tw_bits(log_n)
-            params["out_mode"] = out_mode if last else 0
-            params["radix4"] = int(RADIX4)
-            for name, arr in arrays.items():
-                params[name] = rt.address(arr)
             keep = tuple(a for a in arrays.values() if a is not NULL)
             tail = (rt.struct_arg(params),)
             launch = rt.prepare(
