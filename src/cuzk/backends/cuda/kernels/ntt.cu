@@ -1,5 +1,6 @@
 // The NTT pass kernel: load a tile, run the DIF network in shared memory (two stages per step
-// with radix4, a radix-2 stage last when log_N is odd), store with twiddles.
+// with radix4, a radix-2 stage last when log_N is odd, folded into the store by default), store
+// with twiddles.
 // One block per tile of T columns; the host build runs the blocks and their phases in turn.
 #include "launch.cuh"
 #include "ntt.cuh"
@@ -22,6 +23,8 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const int log_N = a.log_N, log_T = a.log_T;
     const bool radix4 = !R2_ONLY && a.radix4;
     const uint32_t total = 1u << (log_N + log_T);
+    const bool fused = cuzk::ntt_fused_last(log_N, radix4);
+    const int last_h = fused ? 1 : 0;  // the radix-2 stages run in the tile down to this one
 #if defined(__CUDACC__)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     // Programmatic dependent launch (ntt.py's OVERLAP; both are no-ops in a launch without it):
@@ -42,12 +45,15 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
             for (uint32_t q = threadIdx.x; q < total / 4; q += blockDim.x) cuzk::ntt_butterfly4(a, log_h, q, tile);
             __syncthreads();
         }
-    for (; log_h >= 0; log_h--) {
+    for (; log_h >= last_h; log_h--) {
         for (uint32_t beta = threadIdx.x; beta < total / 2; beta += blockDim.x)
             cuzk::ntt_butterfly(a, log_h, beta, tile);
         __syncthreads();
     }
-    for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
+    if (fused)
+        for (uint32_t p = threadIdx.x; p < total / 2; p += blockDim.x) cuzk::ntt_store_pair(a, blk, p, tile);
+    else
+        for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
 #else
     std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);
     uint32_t* tile = buf.data();
@@ -58,9 +64,12 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
         if (radix4)
             for (; log_h >= 1; log_h -= 2)
                 for (uint32_t q = 0; q < total / 4; q++) cuzk::ntt_butterfly4(a, log_h, q, tile);
-        for (; log_h >= 0; log_h--)
+        for (; log_h >= last_h; log_h--)
             for (uint32_t beta = 0; beta < total / 2; beta++) cuzk::ntt_butterfly(a, log_h, beta, tile);
-        for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_store(a, blk, idx, tile);
+        if (fused)
+            for (uint32_t p = 0; p < total / 2; p++) cuzk::ntt_store_pair(a, blk, p, tile);
+        else
+            for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_store(a, blk, idx, tile);
     }
 #endif
 }

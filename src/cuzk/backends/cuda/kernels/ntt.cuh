@@ -16,7 +16,61 @@
 #pragma once
 #include "mem.cuh"
 
+// The tile's layout (docs/GPU_NOTES.md v23). An element moves as two 16-byte halves, and a
+// quarter-warp's eight 16-byte accesses are served in one shared-memory wavefront only if they
+// fall in eight different 16-byte slots of a 128-byte row. Stored contiguously, half 0 of every
+// element lands in one of 4 slots, and the columns of a load or store (g N + i, the same i)
+// all in the same one: 3-6 wavefronts per access on average over the plans' steps. Swizzled,
+// element e's halves sit at chunks c and c ^ 1 of c = 2e ^ h(e >> 2), h a 3-bit XOR of bits of
+// its row: 1 the row's parities under three masks found by search (one wavefront per access
+// at every step of every tile shape the plans use, in the bank model of GPU_NOTES v23), 2 a
+// cheaper XOR of four shifted copies (1.0-1.4 wavefronts), 0 contiguous.
+#ifndef CUZK_NTT_SWIZZLE
+#define CUZK_NTT_SWIZZLE 1
+#endif
+// the last radix-2 stage (half-size 1, no twiddle) of an odd-sized pass done in the store step:
+// each thread reads the stage's two elements, and writes both outputs to global memory, which
+// saves the stage's tile round trip and barrier
+#ifndef CUZK_NTT_FUSED_LAST
+#define CUZK_NTT_FUSED_LAST 1
+#endif
+
 namespace cuzk {
+
+CUZK_HD uint32_t parity(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+    return __popc(x) & 1u;
+#else
+    return (uint32_t)__builtin_parity(x);
+#endif
+}
+
+// the 16-byte chunk of the tile that holds half 0 of element e (half 1 is at chunk ^ 1)
+CUZK_HD uint32_t tile_chunk(uint32_t e) {
+    const uint32_t row = e >> 2;
+#if CUZK_NTT_SWIZZLE == 1
+    const uint32_t h = parity(row & 0xffu) | parity(row & 0x41u) << 1 | parity(row & 0x1d5u) << 2;
+#elif CUZK_NTT_SWIZZLE == 2
+    const uint32_t h = (row ^ row >> 1 ^ row >> 2 ^ row >> 4) & 7u;
+#else
+    const uint32_t h = 0 * row;
+#endif
+    return (e << 1) ^ h;
+}
+
+CUZK_HD fr_t tile_get(const uint32_t* tile, uint32_t e) {
+    const uint32_t c = tile_chunk(e);
+    fr_t r;
+    load_words<4>(r.v, tile + 4 * c);
+    load_words<4>(r.v + 4, tile + 4 * (c ^ 1u));
+    return r;
+}
+
+CUZK_HD void tile_put(uint32_t* tile, uint32_t e, const fr_t& x) {
+    const uint32_t c = tile_chunk(e);
+    store_words<4>(tile + 4 * c, x.v);
+    store_words<4>(tile + 4 * (c ^ 1u), x.v + 4);
+}
 
 // A pass's launch parameters apart from its buffers, passed by value as one kernel argument:
 // the host packs it once per plan (ntt.py's NTT_PARAMS, the same layout), so that a launch
@@ -110,7 +164,7 @@ CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* ti
     const bool last = ntt_is_last(a);
     const uint32_t g = last ? idx >> a.log_N : idx & (T - 1);
     const uint32_t i1 = last ? idx & (N - 1) : idx >> a.log_T;
-    store_elem<fr_t>(tile, g * N + i1, ntt_fetch(a, blk, g, i1));
+    tile_put(tile, g * N + i1, ntt_fetch(a, blk, g, i1));
 }
 
 // Step 2: butterfly beta (< T N / 2) of the DIF stage with half-size 2^log_h.
@@ -122,12 +176,12 @@ CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t*
     const uint32_t blk = r >> log_h;
     const uint32_t p0 = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t p1 = p0 + (1u << log_h);
-    fr_t u = load_elem<fr_t>(tile, p0);
-    fr_t v = load_elem<fr_t>(tile, p1);
-    store_elem<fr_t>(tile, p0, u + v);
+    fr_t u = tile_get(tile, p0);
+    fr_t v = tile_get(tile, p1);
+    tile_put(tile, p0, u + v);
     fr_t d = u - v;
     if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << (a.log_N - 1 - log_h));
-    store_elem<fr_t>(tile, p1, d);
+    tile_put(tile, p1, d);
 }
 
 // Step 2 for two stages at once (half-sizes 2^log_h and 2^(log_h - 1), log_h >= 1): quad q
@@ -142,10 +196,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
     const uint32_t blk = r >> log_q;
     const uint32_t base = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t step = 1u << log_q;
-    fr_t x0 = load_elem<fr_t>(tile, base);
-    fr_t x1 = load_elem<fr_t>(tile, base + step);
-    fr_t x2 = load_elem<fr_t>(tile, base + 2 * step);
-    fr_t x3 = load_elem<fr_t>(tile, base + 3 * step);
+    fr_t x0 = tile_get(tile, base);
+    fr_t x1 = tile_get(tile, base + step);
+    fr_t x2 = tile_get(tile, base + 2 * step);
+    fr_t x3 = tile_get(tile, base + 3 * step);
     // stage log_h: pairs (x0, x2) at offset j and (x1, x3) at offset j + 2^(log_h - 1)
     const int sh = a.log_N - 1 - log_h;
     fr_t d0 = x0 - x2, d1 = x1 - x3;
@@ -160,10 +214,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
         e0 = e0 * w;
         e1 = e1 * w;
     }
-    store_elem<fr_t>(tile, base, x0 + x1);
-    store_elem<fr_t>(tile, base + step, e0);
-    store_elem<fr_t>(tile, base + 2 * step, d0 + d1);
-    store_elem<fr_t>(tile, base + 3 * step, e1);
+    tile_put(tile, base, x0 + x1);
+    tile_put(tile, base + step, e0);
+    tile_put(tile, base + 2 * step, d0 + d1);
+    tile_put(tile, base + 3 * step, e1);
 }
 
 // Output k1 of column g of block blk (the DFT's X[k1], already in hand) to global memory, times
@@ -195,7 +249,29 @@ CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint3
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const uint32_t g = idx & (T - 1);
     const uint32_t k1 = idx >> a.log_T;
-    ntt_emit(a, blk, g, k1, load_elem<fr_t>(tile, g * N + bitrev(k1, a.log_N)));
+    ntt_emit(a, blk, g, k1, tile_get(tile, g * N + bitrev(k1, a.log_N)));
+}
+
+// Step 3 with the last DIF stage (half-size 1) folded in, pair p (< T N / 2): the stage's
+// butterfly on tile positions 2m, 2m + 1 of column g gives X[k1] and X[k1 + N/2], k1 =
+// bitrev(m) over log_N - 1 bits (bitrev(2m) = k1, bitrev(2m + 1) = k1 + N/2). g runs fastest
+// so that a warp's stores come in runs of T elements, as in ntt_store.
+CUZK_HD void ntt_store_pair(const NttArgs& a, uint64_t blk, uint32_t p, const uint32_t* tile) {
+    const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
+    const uint32_t g = p & (T - 1);
+    const uint32_t m = p >> a.log_T;
+    const fr_t u = tile_get(tile, g * N + 2 * m);
+    const fr_t v = tile_get(tile, g * N + 2 * m + 1);
+    const uint32_t k1 = bitrev(m, a.log_N - 1);
+    // one copy of ntt_emit (its twiddle product) in the code, not two
+#pragma unroll 1
+    for (uint32_t half = 0; half < 2; half++)
+        ntt_emit(a, blk, g, k1 + half * (N / 2), half ? u - v : u + v);
+}
+
+// whether a pass ends in ntt_store_pair: when a radix-2 stage is left after the radix-4 steps
+CUZK_HD bool ntt_fused_last(int log_N, bool radix4) {
+    return CUZK_NTT_FUSED_LAST && log_N >= 1 && (!radix4 || (log_N & 1));
 }
 
 }  // namespace cuzk
