@@ -228,16 +228,18 @@ R2_FIVE_BLOCKS = (("ntt_pass_r2, __launch_bounds__(256, 4)", "ntt_pass_r2, __lau
 #: v19: the radix-4 entry point at four 256-thread blocks per SM (64 registers, 100 B of spills):
 #: eight 128-thread blocks, so that a 2^20 pass's 2048 blocks run in 1.94 waves instead of 2.59
 R4_FOUR_BLOCKS = (("ntt_pass, __launch_bounds__(256, 3)", "ntt_pass, __launch_bounds__(256, 4)"),)
-#: v23: the NTT tile contiguous instead of swizzled, the cheaper swizzle, the last radix-2 stage
-#: in the tile instead of in the store, and both old settings (v22's kernel)
-PLAIN_TILE = (("#define CUZK_NTT_SWIZZLE 1", "#define CUZK_NTT_SWIZZLE 0"),)
+#: v23: the cheaper swizzle, the last radix-2 stage in the tile instead of in the store (with the
+#: contiguous tile everywhere: v22's kernel)
 SHIFT_SWIZZLE = (("#define CUZK_NTT_SWIZZLE 1", "#define CUZK_NTT_SWIZZLE 2"),)
 UNFUSED_LAST = (("#define CUZK_NTT_FUSED_LAST 1", "#define CUZK_NTT_FUSED_LAST 0"),)
+#: v24: the tile's store addresses kept from its loads (ptxas spills some of them) instead of
+#: computed again
+NO_FRESH = (("const uint32_t c = chunk(fresh(e));", "const uint32_t c = chunk(e);"),)
 SOURCE_VARIANTS = {
-    "plain-tile": PLAIN_TILE,
     "swizzle-shifts": SHIFT_SWIZZLE,
     "unfused-last": UNFUSED_LAST,
-    "v22-kernel": PLAIN_TILE + UNFUSED_LAST,
+    "no-fresh": NO_FRESH,
+    "v22-kernel": UNFUSED_LAST + NO_FRESH,
     "generic-redc": GENERIC_REDC,
     "c-mul": C_MUL,
     "folded-inv": FOLDED_INV,
@@ -385,6 +387,7 @@ def tune_ntt(
         "PLANS",
         "SMALL_FULL_THREADS",
         "OVERLAP",
+        "SWIZZLE_MAX_LOG",
     )
     defaults = {k: getattr(N, k) for k in knobs}
     variants: list[tuple[str, dict[str, Any]]] = [
@@ -404,10 +407,12 @@ def tune_ntt(
         ("plans-767", {"PLANS": {20: (7, 6, 7), 22: (7, 8, 7)}}),
         ("no-overlap", {"OVERLAP": False}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
-        ("plain-tile", {}),
+        ("swizzle-none", {"SWIZZLE_MAX_LOG": 0}),
+        ("swizzle-all", {"SWIZZLE_MAX_LOG": 99}),
         ("swizzle-shifts", {}),
         ("unfused-last", {}),
-        ("v22-kernel", {}),
+        ("no-fresh", {}),
+        ("v22-kernel", {"SWIZZLE_MAX_LOG": 0}),
         ("generic-redc", {}),
         ("c-mul", {}),
         ("folded-inv", {}),

@@ -59,6 +59,8 @@ def test_ntt_from_a_new_thread(rng):
         {"SMALL_FULL_THREADS": 128, "SMALL_THREADS": 64},
         {"KERNEL": "ntt_pass_r2", "RADIX4": False},
         {"OVERLAP": False},
+        {"SWIZZLE_MAX_LOG": 0},
+        {"SWIZZLE_MAX_LOG": 99},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

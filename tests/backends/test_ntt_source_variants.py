@@ -12,6 +12,7 @@ import cuda_checks as K
 import pytest
 
 from cuzk.backends.cuda import CudaBackend, _emulator
+from cuzk.backends.cuda import ntt as cuda_ntt
 from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 from cuzk.backends.cuda._source import module_source
 
@@ -38,7 +39,7 @@ def test_every_source_variant_applies():
     # an edit that stopped matching would make its A/B time the default under another name
     for name, edits in BENCH.SOURCE_VARIANTS.items():
         assert any(BENCH.edited_source(m, edits) is not None for m in ("fr", "ntt")), name
-    assert {"plain-tile", "swizzle-shifts", "unfused-last", "v22-kernel"} <= set(NTT_VARIANTS)
+    assert {"swizzle-shifts", "unfused-last", "v22-kernel"} <= set(NTT_VARIANTS)
 
 
 @pytest.mark.parametrize("name", NTT_VARIANTS)
@@ -51,3 +52,10 @@ def test_ntt_source_variant_matches_cpu(name, rng, monkeypatch, tmp_path):
     # one and two passes on the large and small tiles, odd and even pass sizes (the fused store
     # applies to odd ones), radix-4 and radix-2 networks
     K.check_ntt(be, rng, [1, 2, 3, 9, 11, 12, 13])
+
+
+@pytest.mark.parametrize("swizzle_max_log", [0, 6, 99])
+def test_ntt_tile_layout_per_pass(swizzle_max_log, rng, monkeypatch):
+    # every pass contiguous, the small passes swizzled and the large not, every pass swizzled
+    monkeypatch.setattr(cuda_ntt, "SWIZZLE_MAX_LOG", swizzle_max_log)
+    K.check_ntt(CudaBackend(runtime=EmulatorRuntime()), rng, [9, 11, 12, 13])

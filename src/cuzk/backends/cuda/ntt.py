@@ -50,6 +50,12 @@ RADIX4 = True
 #: __launch_bounds__ assume THREADS <= 256), "ntt_pass_regs" leaves them to ptxas,
 #: "ntt_pass_r2" runs the radix-2 network alone at four blocks (use it with RADIX4 = False)
 KERNEL = "ntt_pass"
+#: passes of at most 2^SWIZZLE_MAX_LOG points run KERNEL with the swizzled tile, larger ones its
+#: `_plain` twin with the contiguous tile: the swizzle removed the bank conflicts everywhere
+#: (ncu: 5.25 M -> 1.06 M shared wavefronts per 2^20 pass) but paid only on passes of up to 2^8
+#: points (2^20 -2.2%, 2^24 -2.5%); on the 2^9-point passes of 2^27 its instructions cost 3%
+#: (docs/GPU_NOTES.md v23)
+SWIZZLE_MAX_LOG = 8
 #: launch each pass after the first with programmatic dependent launch (sm_90 and up): its
 #: blocks are scheduled while the pass before runs its tail and wait in the kernel for its end,
 #: instead of the launch starting only after it (docs/GPU_NOTES.md v21)
@@ -283,7 +289,7 @@ class CudaNtt:
             tail = (rt.struct_arg(params),)
             launch = rt.prepare(
                 "ntt",
-                KERNEL,
+                KERNEL if g.log_N <= SWIZZLE_MAX_LOG else f"{KERNEL}_plain",
                 2,
                 tail,
                 grid=g.blocks,

@@ -17,8 +17,9 @@
                        p.tw_hi, p.tw_bits, p.tw_full, p.in_lo, p.in_hi, p.out_mode, p.out_c, p.out_lo, \
                        p.out_hi, p.radix4 != 0};
 
-// R2_ONLY: the radix-2 network whatever a.radix4 says, so that ptxas sizes registers for it alone
-template <bool R2_ONLY>
+// R2_ONLY: the radix-2 network whatever a.radix4 says, so that ptxas sizes registers for it alone;
+// SWIZZLED: the tile's layout (ntt.cuh's Tile)
+template <bool R2_ONLY, bool SWIZZLED>
 CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     const int log_N = a.log_N, log_T = a.log_T;
     const bool radix4 = !R2_ONLY && a.radix4;
@@ -35,7 +36,7 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
     extern __shared__ uint4 smem[];
-    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
+    const cuzk::Tile<SWIZZLED> tile{reinterpret_cast<uint32_t*>(smem)};
     const uint64_t blk = blockIdx.x;
     for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_load(a, blk, idx, tile);
     __syncthreads();
@@ -56,7 +57,7 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
         for (uint32_t idx = threadIdx.x; idx < total; idx += blockDim.x) cuzk::ntt_store(a, blk, idx, tile);
 #else
     std::vector<uint32_t> buf((uint64_t)total * cuzk::fr_t::N);
-    uint32_t* tile = buf.data();
+    const cuzk::Tile<SWIZZLED> tile{buf.data()};
     const uint64_t blocks = 1ull << (a.log_n - log_N - log_T);
     for (uint64_t blk = 0; blk < blocks; blk++) {
         for (uint32_t idx = 0; idx < total; idx++) cuzk::ntt_load(a, blk, idx, tile);
@@ -78,20 +79,22 @@ CUZK_HD void ntt_pass_body(const cuzk::NttArgs& a) {
 // 64 KiB tiles) fit on an SM, ntt_pass_regs lets ptxas use what the radix-4 step wants (two
 // blocks); ntt_pass_r2 is the radix-2 network alone under a cap of four 256-thread blocks
 // (nvcc 13.0: 60 registers, no spills), 32 warps per SM instead of 24 (docs/GPU_NOTES.md v17).
+// Each with the swizzled tile, and with the contiguous one as NAME_plain (ntt.py's
+// SWIZZLE_MAX_LOG picks per pass, docs/GPU_NOTES.md v23).
 #if defined(__CUDACC__)
 #define CUZK_NTT_KERNEL(name, bounds) extern "C" __global__ void bounds name
 #else
 #define CUZK_NTT_KERNEL(name, bounds) extern "C" void name
 #endif
-CUZK_NTT_KERNEL(ntt_pass, __launch_bounds__(256, 3))(CUZK_NTT_PARAMS) {
-    CUZK_NTT_ARGS
-    ntt_pass_body<false>(a);
-}
-CUZK_NTT_KERNEL(ntt_pass_regs, )(CUZK_NTT_PARAMS) {
-    CUZK_NTT_ARGS
-    ntt_pass_body<false>(a);
-}
-CUZK_NTT_KERNEL(ntt_pass_r2, __launch_bounds__(256, 4))(CUZK_NTT_PARAMS) {
-    CUZK_NTT_ARGS
-    ntt_pass_body<true>(a);
-}
+#define CUZK_NTT_ENTRIES(name, bounds, r2_only)                 \
+    CUZK_NTT_KERNEL(name, bounds)(CUZK_NTT_PARAMS) {            \
+        CUZK_NTT_ARGS                                           \
+        ntt_pass_body<r2_only, true>(a);                        \
+    }                                                           \
+    CUZK_NTT_KERNEL(name##_plain, bounds)(CUZK_NTT_PARAMS) {    \
+        CUZK_NTT_ARGS                                           \
+        ntt_pass_body<r2_only, false>(a);                       \
+    }
+CUZK_NTT_ENTRIES(ntt_pass, __launch_bounds__(256, 3), false)
+CUZK_NTT_ENTRIES(ntt_pass_regs, , false)
+CUZK_NTT_ENTRIES(ntt_pass_r2, __launch_bounds__(256, 4), true)

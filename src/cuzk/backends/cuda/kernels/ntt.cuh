@@ -45,32 +45,51 @@ CUZK_HD uint32_t parity(uint32_t x) {
 #endif
 }
 
-// the 16-byte chunk of the tile that holds half 0 of element e (half 1 is at chunk ^ 1)
-CUZK_HD uint32_t tile_chunk(uint32_t e) {
-    const uint32_t row = e >> 2;
-#if CUZK_NTT_SWIZZLE == 1
-    const uint32_t h = parity(row & 0xffu) | parity(row & 0x41u) << 1 | parity(row & 0x1d5u) << 2;
-#elif CUZK_NTT_SWIZZLE == 2
-    const uint32_t h = (row ^ row >> 1 ^ row >> 2 ^ row >> 4) & 7u;
-#else
-    const uint32_t h = 0 * row;
-#endif
-    return (e << 1) ^ h;
-}
-
-CUZK_HD fr_t tile_get(const uint32_t* tile, uint32_t e) {
-    const uint32_t c = tile_chunk(e);
-    fr_t r;
-    load_words<4>(r.v, tile + 4 * c);
-    load_words<4>(r.v + 4, tile + 4 * (c ^ 1u));
+// x, hidden from common-subexpression elimination: a tile address computed from it again
+// where it is used instead of kept in registers (or spilled) from an earlier use
+CUZK_HD uint32_t fresh(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+    uint32_t r;
+    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
     return r;
+#else
+    return x;
+#endif
 }
 
-CUZK_HD void tile_put(uint32_t* tile, uint32_t e, const fr_t& x) {
-    const uint32_t c = tile_chunk(e);
-    store_words<4>(tile + 4 * c, x.v);
-    store_words<4>(tile + 4 * (c ^ 1u), x.v + 4);
-}
+// The tile in shared memory (a word array of 32-byte elements), swizzled (SWIZZLED: element e's
+// halves at chunks c and c ^ 1 of c = 2e ^ h(e >> 2)) or contiguous. The steps below take it as
+// a template parameter so that ntt.cu builds one entry point of each layout.
+template <bool SWIZZLED>
+struct Tile {
+    uint32_t* w;
+
+    // the 16-byte chunk that holds half 0 of element e (half 1 is at chunk ^ 1)
+    CUZK_HD static uint32_t chunk(uint32_t e) {
+        const uint32_t row = e >> 2;
+        uint32_t h = 0;
+        if (SWIZZLED) {
+#if CUZK_NTT_SWIZZLE == 1
+            h = parity(row & 0xffu) | parity(row & 0x41u) << 1 | parity(row & 0x1d5u) << 2;
+#elif CUZK_NTT_SWIZZLE == 2
+            h = (row ^ row >> 1 ^ row >> 2 ^ row >> 4) & 7u;
+#endif
+        }
+        return (e << 1) ^ h;
+    }
+    CUZK_HD fr_t get(uint32_t e) const {
+        const uint32_t c = chunk(e);
+        fr_t r;
+        load_words<4>(r.v, w + 4 * c);
+        load_words<4>(r.v + 4, w + 4 * (c ^ 1u));
+        return r;
+    }
+    CUZK_HD void put(uint32_t e, const fr_t& x) const {
+        const uint32_t c = chunk(fresh(e));
+        store_words<4>(w + 4 * c, x.v);
+        store_words<4>(w + 4 * (c ^ 1u), x.v + 4);
+    }
+};
 
 // A pass's launch parameters apart from its buffers, passed by value as one kernel argument:
 // the host packs it once per plan (ntt.py's NTT_PARAMS, the same layout), so that a launch
@@ -159,16 +178,18 @@ CUZK_HD fr_t ntt_fetch(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t i1) 
 }
 
 // Step 1: element idx (< T N) of block blk from global memory into the tile.
-CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, uint32_t* tile) {
+template <class TileT>
+CUZK_HD void ntt_load(const NttArgs& a, uint64_t blk, uint32_t idx, TileT tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const bool last = ntt_is_last(a);
     const uint32_t g = last ? idx >> a.log_N : idx & (T - 1);
     const uint32_t i1 = last ? idx & (N - 1) : idx >> a.log_T;
-    tile_put(tile, g * N + i1, ntt_fetch(a, blk, g, i1));
+    tile.put(g * N + i1, ntt_fetch(a, blk, g, i1));
 }
 
 // Step 2: butterfly beta (< T N / 2) of the DIF stage with half-size 2^log_h.
-CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t* tile) {
+template <class TileT>
+CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, TileT tile) {
     const uint32_t half_N = 1u << (a.log_N - 1);
     const uint32_t g = beta >> (a.log_N - 1);
     const uint32_t r = beta & (half_N - 1);
@@ -176,19 +197,20 @@ CUZK_HD void ntt_butterfly(const NttArgs& a, int log_h, uint32_t beta, uint32_t*
     const uint32_t blk = r >> log_h;
     const uint32_t p0 = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t p1 = p0 + (1u << log_h);
-    fr_t u = tile_get(tile, p0);
-    fr_t v = tile_get(tile, p1);
-    tile_put(tile, p0, u + v);
+    fr_t u = tile.get(p0);
+    fr_t v = tile.get(p1);
+    tile.put(p0, u + v);
     fr_t d = u - v;
     if (j != 0) d = d * load_elem<fr_t>(a.wsub, (uint64_t)j << (a.log_N - 1 - log_h));
-    tile_put(tile, p1, d);
+    tile.put(p1, d);
 }
 
 // Step 2 for two stages at once (half-sizes 2^log_h and 2^(log_h - 1), log_h >= 1): quad q
 // (< T N / 4) holds the four elements base + k 2^(log_h - 1), k < 4, in registers through both
 // stages, so the tile is read and written once per two stages and a barrier is saved; its three
 // twiddles are the ones the two radix-2 stages would load for these four elements.
-CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* tile) {
+template <class TileT>
+CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, TileT tile) {
     const int log_q = log_h - 1;
     const uint32_t g = q >> (a.log_N - 2);
     const uint32_t r = q & ((1u << (a.log_N - 2)) - 1);
@@ -196,10 +218,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
     const uint32_t blk = r >> log_q;
     const uint32_t base = (g << a.log_N) + (blk << (log_h + 1)) + j;
     const uint32_t step = 1u << log_q;
-    fr_t x0 = tile_get(tile, base);
-    fr_t x1 = tile_get(tile, base + step);
-    fr_t x2 = tile_get(tile, base + 2 * step);
-    fr_t x3 = tile_get(tile, base + 3 * step);
+    fr_t x0 = tile.get(base);
+    fr_t x1 = tile.get(base + step);
+    fr_t x2 = tile.get(base + 2 * step);
+    fr_t x3 = tile.get(base + 3 * step);
     // stage log_h: pairs (x0, x2) at offset j and (x1, x3) at offset j + 2^(log_h - 1)
     const int sh = a.log_N - 1 - log_h;
     fr_t d0 = x0 - x2, d1 = x1 - x3;
@@ -214,10 +236,10 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, uint32_t* t
         e0 = e0 * w;
         e1 = e1 * w;
     }
-    tile_put(tile, base, x0 + x1);
-    tile_put(tile, base + step, e0);
-    tile_put(tile, base + 2 * step, d0 + d1);
-    tile_put(tile, base + 3 * step, e1);
+    tile.put(base, x0 + x1);
+    tile.put(base + step, e0);
+    tile.put(base + 2 * step, d0 + d1);
+    tile.put(base + 3 * step, e1);
 }
 
 // Output k1 of column g of block blk (the DFT's X[k1], already in hand) to global memory, times
@@ -245,23 +267,25 @@ CUZK_HD void ntt_emit(const NttArgs& a, uint64_t blk, uint32_t g, uint32_t k1, f
 }
 
 // Step 3: output element idx (< T N) of block blk from the tile to global memory.
-CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, const uint32_t* tile) {
+template <class TileT>
+CUZK_HD void ntt_store(const NttArgs& a, uint64_t blk, uint32_t idx, TileT tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const uint32_t g = idx & (T - 1);
     const uint32_t k1 = idx >> a.log_T;
-    ntt_emit(a, blk, g, k1, tile_get(tile, g * N + bitrev(k1, a.log_N)));
+    ntt_emit(a, blk, g, k1, tile.get(g * N + bitrev(k1, a.log_N)));
 }
 
 // Step 3 with the last DIF stage (half-size 1) folded in, pair p (< T N / 2): the stage's
 // butterfly on tile positions 2m, 2m + 1 of column g gives X[k1] and X[k1 + N/2], k1 =
 // bitrev(m) over log_N - 1 bits (bitrev(2m) = k1, bitrev(2m + 1) = k1 + N/2). g runs fastest
 // so that a warp's stores come in runs of T elements, as in ntt_store.
-CUZK_HD void ntt_store_pair(const NttArgs& a, uint64_t blk, uint32_t p, const uint32_t* tile) {
+template <class TileT>
+CUZK_HD void ntt_store_pair(const NttArgs& a, uint64_t blk, uint32_t p, TileT tile) {
     const uint32_t T = 1u << a.log_T, N = 1u << a.log_N;
     const uint32_t g = p & (T - 1);
     const uint32_t m = p >> a.log_T;
-    const fr_t u = tile_get(tile, g * N + 2 * m);
-    const fr_t v = tile_get(tile, g * N + 2 * m + 1);
+    const fr_t u = tile.get(g * N + 2 * m);
+    const fr_t v = tile.get(g * N + 2 * m + 1);
     const uint32_t k1 = bitrev(m, a.log_N - 1);
     // one copy of ntt_emit (its twiddle product) in the code, not two
 #pragma unroll 1
