@@ -232,14 +232,10 @@ R4_FOUR_BLOCKS = (("ntt_pass, __launch_bounds__(256, 3)", "ntt_pass, __launch_bo
 #: contiguous tile everywhere: v22's kernel)
 SHIFT_SWIZZLE = (("#define CUZK_NTT_SWIZZLE 1", "#define CUZK_NTT_SWIZZLE 2"),)
 UNFUSED_LAST = (("#define CUZK_NTT_FUSED_LAST 1", "#define CUZK_NTT_FUSED_LAST 0"),)
-#: v24: the tile's store addresses kept from its loads (ptxas spills some of them) instead of
-#: computed again
-NO_FRESH = (("const uint32_t c = chunk(fresh(e));", "const uint32_t c = chunk(e);"),)
 SOURCE_VARIANTS = {
     "swizzle-shifts": SHIFT_SWIZZLE,
     "unfused-last": UNFUSED_LAST,
-    "no-fresh": NO_FRESH,
-    "v22-kernel": UNFUSED_LAST + NO_FRESH,
+    "v22-kernel": UNFUSED_LAST,
     "generic-redc": GENERIC_REDC,
     "c-mul": C_MUL,
     "folded-inv": FOLDED_INV,
@@ -411,7 +407,6 @@ def tune_ntt(
         ("swizzle-all", {"SWIZZLE_MAX_LOG": 99}),
         ("swizzle-shifts", {}),
         ("unfused-last", {}),
-        ("no-fresh", {}),
         ("v22-kernel", {"SWIZZLE_MAX_LOG": 0}),
         ("generic-redc", {}),
         ("c-mul", {}),

@@ -45,18 +45,6 @@ CUZK_HD uint32_t parity(uint32_t x) {
 #endif
 }
 
-// x, hidden from common-subexpression elimination: a tile address computed from it again
-// where it is used instead of kept in registers (or spilled) from an earlier use
-CUZK_HD uint32_t fresh(uint32_t x) {
-#if defined(__CUDA_ARCH__)
-    uint32_t r;
-    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
-    return r;
-#else
-    return x;
-#endif
-}
-
 // The tile in shared memory (a word array of 32-byte elements), swizzled (SWIZZLED: element e's
 // halves at chunks c and c ^ 1 of c = 2e ^ h(e >> 2)) or contiguous. The steps below take it as
 // a template parameter so that ntt.cu builds one entry point of each layout.
@@ -85,7 +73,7 @@ struct Tile {
         return r;
     }
     CUZK_HD void put(uint32_t e, const fr_t& x) const {
-        const uint32_t c = chunk(fresh(e));
+        const uint32_t c = chunk(e);
         store_words<4>(w + 4 * c, x.v);
         store_words<4>(w + 4 * (c ^ 1u), x.v + 4);
     }
