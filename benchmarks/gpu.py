@@ -232,10 +232,13 @@ R4_FOUR_BLOCKS = (("ntt_pass, __launch_bounds__(256, 3)", "ntt_pass, __launch_bo
 #: contiguous tile everywhere: v22's kernel)
 SHIFT_SWIZZLE = (("#define CUZK_NTT_SWIZZLE 1", "#define CUZK_NTT_SWIZZLE 2"),)
 UNFUSED_LAST = (("#define CUZK_NTT_FUSED_LAST 1", "#define CUZK_NTT_FUSED_LAST 0"),)
+#: v25: the radix-4 step's sums stored after its products (the order before, with spills)
+LATE_SUMS = (("#define CUZK_NTT_EARLY_SUMS 1", "#define CUZK_NTT_EARLY_SUMS 0"),)
 SOURCE_VARIANTS = {
+    "late-sums": LATE_SUMS,
     "swizzle-shifts": SHIFT_SWIZZLE,
     "unfused-last": UNFUSED_LAST,
-    "v22-kernel": UNFUSED_LAST,
+    "v22-kernel": UNFUSED_LAST + LATE_SUMS,
     "generic-redc": GENERIC_REDC,
     "c-mul": C_MUL,
     "folded-inv": FOLDED_INV,
@@ -407,6 +410,7 @@ def tune_ntt(
         ("swizzle-all", {"SWIZZLE_MAX_LOG": 99}),
         ("swizzle-shifts", {}),
         ("unfused-last", {}),
+        ("late-sums", {}),
         ("v22-kernel", {"SWIZZLE_MAX_LOG": 0}),
         ("generic-redc", {}),
         ("c-mul", {}),
