@@ -225,20 +225,18 @@ FOLDED_INV = (("#define CUZK_OPAQUE_INV 1", "#define CUZK_OPAQUE_INV 0"),)
 #: v18: the radix-2 network's entry point at five 256-thread blocks per SM (48 registers, 12 B of
 #: spills: 40 warps with 128-thread blocks)
 R2_FIVE_BLOCKS = (("ntt_pass_r2, __launch_bounds__(256, 4)", "ntt_pass_r2, __launch_bounds__(256, 5)"),)
-#: v19: the radix-4 entry point at four 256-thread blocks per SM (64 registers, 100 B of spills):
-#: eight 128-thread blocks, so that a 2^20 pass's 2048 blocks run in 1.94 waves instead of 2.59
+#: v19: the radix-4 entry point at four 256-thread blocks per SM (64 registers; 100 B of spills
+#: then, 20 B since v25): eight 128-thread blocks, so that a 2^20 pass's 2048 blocks run in 1.94
+#: waves instead of 2.59 (2.22 with the default's 72 registers)
 R4_FOUR_BLOCKS = (("ntt_pass, __launch_bounds__(256, 3)", "ntt_pass, __launch_bounds__(256, 4)"),)
 #: v23: the cheaper swizzle, the last radix-2 stage in the tile instead of in the store (with the
-#: contiguous tile everywhere: v22's kernel)
+#: contiguous tile everywhere: v22's layout)
 SHIFT_SWIZZLE = (("#define CUZK_NTT_SWIZZLE 1", "#define CUZK_NTT_SWIZZLE 2"),)
 UNFUSED_LAST = (("#define CUZK_NTT_FUSED_LAST 1", "#define CUZK_NTT_FUSED_LAST 0"),)
-#: v25: the radix-4 step's sums stored after its products (the order before, with spills)
-LATE_SUMS = (("#define CUZK_NTT_EARLY_SUMS 1", "#define CUZK_NTT_EARLY_SUMS 0"),)
 SOURCE_VARIANTS = {
-    "late-sums": LATE_SUMS,
     "swizzle-shifts": SHIFT_SWIZZLE,
     "unfused-last": UNFUSED_LAST,
-    "v22-kernel": UNFUSED_LAST + LATE_SUMS,
+    "v22-layout": UNFUSED_LAST,
     "generic-redc": GENERIC_REDC,
     "c-mul": C_MUL,
     "folded-inv": FOLDED_INV,
@@ -410,8 +408,8 @@ def tune_ntt(
         ("swizzle-all", {"SWIZZLE_MAX_LOG": 99}),
         ("swizzle-shifts", {}),
         ("unfused-last", {}),
-        ("late-sums", {}),
-        ("v22-kernel", {"SWIZZLE_MAX_LOG": 0}),
+        # v22's tile and store (contiguous, unfused), with v25's step order
+        ("v22-layout", {"SWIZZLE_MAX_LOG": 0}),
         ("generic-redc", {}),
         ("c-mul", {}),
         ("folded-inv", {}),

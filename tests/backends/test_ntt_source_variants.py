@@ -39,7 +39,7 @@ def test_every_source_variant_applies():
     # an edit that stopped matching would make its A/B time the default under another name
     for name, edits in BENCH.SOURCE_VARIANTS.items():
         assert any(BENCH.edited_source(m, edits) is not None for m in ("fr", "ntt")), name
-    assert {"swizzle-shifts", "unfused-last", "v22-kernel"} <= set(NTT_VARIANTS)
+    assert {"swizzle-shifts", "unfused-last", "v22-layout"} <= set(NTT_VARIANTS)
 
 
 @pytest.mark.parametrize("name", NTT_VARIANTS)

@@ -34,10 +34,6 @@
 #ifndef CUZK_NTT_FUSED_LAST
 #define CUZK_NTT_FUSED_LAST 1
 #endif
-// the radix-4 step's sums stored before its products (docs/GPU_NOTES.md v25)
-#ifndef CUZK_NTT_EARLY_SUMS
-#define CUZK_NTT_EARLY_SUMS 1
-#endif
 
 namespace cuzk {
 
@@ -218,7 +214,7 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, TileT tile)
     // log_h - 1: pairs (x0, x1) and (d0, d1), both at offset j. Ordered so that fewer elements
     // are live across each product (the products' carry asm is volatile, so this order is the
     // order the code runs in): the sums of both stages leave for the tile as soon as they exist
-#if CUZK_NTT_EARLY_SUMS
+    // (80 registers and 52 / 64 B of spills before, 72 and none now: docs/GPU_NOTES.md v25)
     const int sh = a.log_N - 1 - log_h;
     fr_t d0 = x0 - x2, d1 = x1 - x3;
     x0 = x0 + x2;
@@ -236,24 +232,6 @@ CUZK_HD void ntt_butterfly4(const NttArgs& a, int log_h, uint32_t q, TileT tile)
     }
     tile.put(base + step, e0);
     tile.put(base + 3 * step, e1);
-#else
-    const int sh = a.log_N - 1 - log_h;
-    fr_t d0 = x0 - x2, d1 = x1 - x3;
-    x0 = x0 + x2;
-    x1 = x1 + x3;
-    if (j != 0) d0 = d0 * load_elem<fr_t>(a.wsub, (uint64_t)j << sh);
-    d1 = d1 * load_elem<fr_t>(a.wsub, (uint64_t)(j + step) << sh);
-    fr_t e0 = x0 - x1, e1 = d0 - d1;
-    if (j != 0) {
-        const fr_t w = load_elem<fr_t>(a.wsub, (uint64_t)j << (sh + 1));
-        e0 = e0 * w;
-        e1 = e1 * w;
-    }
-    tile.put(base, x0 + x1);
-    tile.put(base + step, e0);
-    tile.put(base + 2 * step, d0 + d1);
-    tile.put(base + 3 * step, e1);
-#endif
 }
 
 // Output k1 of column g of block blk (the DFT's X[k1], already in hand) to global memory, times
