@@ -48,6 +48,8 @@ from cuzk.algebra.curves import G1, G2  # noqa: E402
 from cuzk.algebra.fields import FR  # noqa: E402
 from cuzk.backends.cuda.msm import make_plan  # noqa: E402
 from cuzk.backends.cuda.ntt import plan_passes, products_per_element  # noqa: E402
+from cuzk.errors import DeviceMemoryError  # noqa: E402
+from cuzk.toggles import FULL_COPIES  # noqa: E402
 
 #: measured integer peak of the H200 (ANCHORS.md): 32-bit multiply-adds per second
 IMAD_PEAK = 16.5e12
@@ -479,6 +481,7 @@ def time_msm(
     dlog_at: list[int],
     small: bool = False,
     tune: bool = True,
+    precompute: bool = False,
 ) -> None:
     bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
     for log_n in log_sizes:
@@ -509,7 +512,73 @@ def time_msm(
     if group == "g1" and not small and tune:
         msm_source_variants(be, timer, bases, [k for k in (20, 24) if k in log_sizes])
         tune_msm(be, timer, bases)
+    if group == "g1" and precompute:
+        time_precomputed(be, timer, bases, log_sizes, small=small)
     be.release(bases)
+
+
+#: (copies cap, window or None for the model's) per size: the precomputed-bases rows
+PRECOMPUTE_PLANS: dict[int, list[tuple[int, int | None]]] = {
+    16: [(FULL_COPIES, None)],
+    18: [(FULL_COPIES, None)],
+    20: [(FULL_COPIES, None)],
+    22: [(FULL_COPIES, None)],
+    24: [(4, None), (8, None), (FULL_COPIES, None), (FULL_COPIES, 18), (FULL_COPIES, 22)],
+    26: [(8, None), (FULL_COPIES, None)],
+}
+
+
+#: copies of the porep-full G1 queries for the precomputed prove rows (8 if full does not fit)
+PROVE_PRECOMPUTE = (8, FULL_COPIES)
+
+
+def time_precomputed(be: Any, timer: Timer, bases: Any, log_sizes: list[int], small: bool) -> None:
+    """G1 MSMs over precomputed shifted copies of the bases (the engine's msm_precompute), each
+    result compared with the plain MSM's, beside the plain time of the same run, with the
+    table's memory cost and build time."""
+    from cuzk.backends.cuda import msm as M
+
+    plans = {k: [(FULL_COPIES, None)] for k in log_sizes} if small else PRECOMPUTE_PLANS
+    for log_n in log_sizes:
+        n = 1 << log_n
+        host = FR.random(n, np.random.default_rng(400 + log_n))
+        reps = 3 if log_n >= 24 else 5
+        plain = timer(partial(be.msm, bases, host), reps=reps)
+        ref = be.msm(bases, host)
+        for cap, window in plans.get(log_n, []):
+            handle = be.bases_from_device(bases.rows[:n], "g1")
+            try:
+                t0 = time.perf_counter()
+                extra = be.precompute(handle, cap, window=window)
+                be.synchronize()
+                build = time.perf_counter() - t0
+                same = bool(G1.eq(be.msm(handle, host)[None], ref[None])[0])
+                t = timer(partial(be.msm, handle, host), reps=reps)
+                plan = M.make_plan(n, handle.window, be.msm_chunks, True, copies=handle.copies, stride=n)
+                row(
+                    "msm_g1_precomputed",
+                    f"2^{log_n}",
+                    t,
+                    copies=handle.copies,
+                    window=handle.window,
+                    chunks=len(plan.chunks),
+                    extra_gib=round(extra / 2**30, 2),
+                    build_s=round(build, 2),
+                    plain_ms=round(plain["ms"], 3),
+                    ratio_to_plain=round(t["ms"] / plain["ms"], 3),
+                    same_as_plain=same,
+                )
+                if not same:
+                    RESULTS["checks"][f"msm precomputed 2^{log_n} copies {cap}"] = {
+                        "ok": False,
+                        "detail": "differs from the plain MSM",
+                    }
+                if log_n == 24 and cap == FULL_COPIES and window is None:
+                    profiled(be, "msm_g1 precomputed 2^24", partial(be.msm, handle, host))
+            except DeviceMemoryError as exc:
+                log(f"precomputed 2^{log_n} copies {cap}: {exc}")
+            finally:
+                be.release(handle)
 
 
 def msm_source_variants(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
@@ -606,10 +675,13 @@ def time_spmv(be: Any, timer: Timer, log_rows: int = 20) -> None:
         row(f"spmv_{name}", f"2^{log_rows} rows, {m.nnz / rows:.1f} nnz/row", t)
 
 
-def time_prove(be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2) -> None:
+def time_prove(
+    be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2, precompute: tuple[int, ...] = ()
+) -> None:
     """Per-phase GPU prove times through the job layer (LocalProver): parameters from the cache
     (generated on this backend the first time), SRS resident, one warm-up proof, then `reps`
-    timed proofs, each verified by the prover. Synthesis includes computing the witness."""
+    timed proofs, each verified by the prover; then the same with the G1 queries precomputed to
+    each of `precompute` copies. Synthesis includes computing the witness."""
     from cuzk.backends.cpu import CpuBackend
     from cuzk.engine import LocalProver, ProofRequest
     from cuzk.instrument import Timeline
@@ -622,29 +694,47 @@ def time_prove(be: Any, names: list[str], g2_on_cpu: bool = False, reps: int = 2
         spans = {k: round(v, 1) for k, v in load.totals().items() if k in ("topology", "load_params")}
         log(f"{name}: {key.cs.num_constraints} constraints, loaded in {spans} s")
         prover.prove(request)  # warm-up (compiles, builds twiddles)
-        totals: list[dict[str, float]] = []
-        for _ in range(reps):
-            tl = Timeline(name)
-            be.synchronize()
-            t0 = time.perf_counter()
-            res = prover.prove(request, timeline=tl)
-            wall = time.perf_counter() - t0
-            assert len(res.proofs) == 1
-            phases = {k: 1e3 * v for k, v in tl.totals().items()}
-            phases["total"] = 1e3 * wall
-            totals.append(phases)
-        med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
-        gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"})
-        row(
-            "prove",
-            name,
-            {"ms": med["total"], "wall_ms": med["total"]},
-            constraints=key.cs.num_constraints,
-            gpu_part_ms=round(gpu_part, 1),
-            **{k: round(v, 1) for k, v in med.items() if k != "total"},
-            g2=("cpu" if g2_on_cpu else "gpu"),
-            params_s=round(load.totals()["load_params"], 1),
-        )
+        queries = (key.h, key.l, key.a, key.b_g1)
+        for copies in (1, *precompute):
+            extra = 0
+            if copies > 1:
+                t0 = time.perf_counter()
+                try:
+                    extra = sum(be.precompute(q, copies) for q in queries)
+                except DeviceMemoryError as exc:
+                    log(f"{name}: precompute {copies}: {exc}")
+                    for q in queries:
+                        be.precompute(q, 1)
+                    continue
+                be.synchronize()
+                log(f"{name}: {copies} copies, {extra / 2**30:.1f} GiB in {time.perf_counter() - t0:.1f} s")
+            totals: list[dict[str, float]] = []
+            for _ in range(reps):
+                tl = Timeline(name)
+                be.synchronize()
+                t0 = time.perf_counter()
+                res = prover.prove(request, timeline=tl)
+                wall = time.perf_counter() - t0
+                assert len(res.proofs) == 1
+                phases = {k: 1e3 * v for k, v in tl.totals().items()}
+                phases["total"] = 1e3 * wall
+                totals.append(phases)
+            med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
+            gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"})
+            row(
+                "prove" if copies == 1 else "prove_precomputed",
+                name,
+                {"ms": med["total"], "wall_ms": med["total"]},
+                constraints=key.cs.num_constraints,
+                gpu_part_ms=round(gpu_part, 1),
+                **{k: round(v, 1) for k, v in med.items() if k != "total"},
+                g2=("cpu" if g2_on_cpu else "gpu"),
+                params_s=round(load.totals()["load_params"], 1),
+                copies=[q.copies for q in queries],
+                extra_gib=round(extra / 2**30, 2),
+            )
+        for q in queries:
+            be.precompute(q, 1)
 
 
 def _cli(*args: Any) -> tuple[float, str]:
@@ -769,7 +859,7 @@ def main() -> int:
     ap.add_argument(
         "--skip",
         default="",
-        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants)",
+        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases)",
     )
     args = ap.parse_args()
     out = Path(args.out)
@@ -837,6 +927,7 @@ def main() -> int:
                 g1_dlog,
                 small=args.emulate or args.quick,
                 tune="msmtune" not in skip,
+                precompute="precompute" not in skip,
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
@@ -855,7 +946,12 @@ def main() -> int:
         (
             "prove",
             lambda: (
-                time_prove(be, names, reps=args.reps)
+                time_prove(
+                    be,
+                    names,
+                    reps=args.reps,
+                    precompute=() if "precompute" in skip else PROVE_PRECOMPUTE,
+                )
                 if (names := [c for c in args.prove.split(",") if c])
                 else None
             ),

@@ -19,11 +19,14 @@ from typing import Any
 
 from cuzk.errors import UsageError
 
+#: "full" precomputation: more copies than any MSM has windows (the backend caps them at that).
+FULL_COPIES = 64
+
 
 @dataclass(frozen=True)
 class Toggle:
     key: str
-    kind: str  # "bool" | "int" | "window" | "choice"
+    kind: str  # "bool" | "int" | "window" | "choice" | "copies" (an int, or off = 1 and full)
     default: Any
     expected: str  # the effect we expect, written before measuring
     choices: tuple[str, ...] = ()
@@ -43,10 +46,13 @@ class Toggle:
             return t
         if self.kind == "window" and t == "auto":
             return None
+        if self.kind == "copies" and t in ("off", "full"):
+            return 1 if t == "off" else FULL_COPIES
         if not t.isdigit() or int(t) < self.minimum:
-            what = (
-                "auto or a window of 1..23 bits" if self.kind == "window" else f"an integer >= {self.minimum}"
-            )
+            what = {
+                "window": "auto or a window of 1..23 bits",
+                "copies": "off, full or a number of copies >= 1",
+            }.get(self.kind, f"an integer >= {self.minimum}")
             raise UsageError(f"{self.key}: expected {what}, not {text!r}")
         value = int(t)
         if self.kind == "window" and value > 23:
@@ -80,6 +86,15 @@ TOGGLES: dict[str, Toggle] = {
         _window("a", "A query"),
         _window("b_g1", "B query on G1"),
         _window("b_g2", "B query on G2"),
+        Toggle(
+            "msm.precompute",
+            "copies",
+            1,
+            "shifted copies 2^(j c) P of each G1 base kept with the SRS (off = 1; full = one per window), so "
+            "the windows of an MSM share bucket sets and the window grows: the cost model expects the H200's "
+            "G1 MSM 2^24 -17% with full copies (13 x 1.6 GiB) and -7% with 4; built once per SRS load (c "
+            "doublings per copy), counted in the SRS's memory; CUDA backend only (the CPU keeps none).",
+        ),
         Toggle(
             "msm.g2_on",
             "choice",

@@ -118,6 +118,68 @@ def check_msm_skewed(be, rng: np.random.Generator, n: int) -> None:
     assert G1.eq(be.msm(bg, sc)[None], CPU.msm(bc, sc)[None])[0]
 
 
+def check_msm_precomputed(be, rng: np.random.Generator, group: str, n: int, copies=(2, 64)) -> None:
+    """MSMs over precomputed copies of the bases equal the CPU backend's: every copy of the table
+    against [2^(j c)] P, host and device scalars, chunks, an offset start, a stack of three,
+    skewed scalars (big buckets shared by all windows); then switching the table off."""
+    from cuzk.backends.cuda import msm as M
+
+    curve = CURVES[group]
+    pts = edge_points(curve, n, rng)
+    sc = edge_scalars(n, rng)
+    bc = CPU.load_bases(pts, group)
+    ref = CPU.msm(bc, sc)
+    plans: list = []
+    real = M.pippenger
+
+    def spy(rt, cv, rows, scalars, plan):
+        plans.append(plan)
+        return real(rt, cv, rows, scalars, plan)
+
+    M.pippenger = spy
+    try:
+        for cap in copies:
+            bg = be.load_bases(pts, group)
+            resident = be.memory_info()["resident"]
+            extra = be.precompute(bg, cap)
+            c, m = M.precompute_shape(n, cap)
+            assert (bg.window, bg.copies) == (c, m) and m > 1
+            assert extra == (m - 1) * bg.nbytes == be.precompute_cost(n, group, cap)
+            assert be.memory_info()["resident"] == resident + extra
+            table = host(be, bg.table).reshape(m, n, *curve.affine_shape)
+            for j in range(m):
+                k = FR.from_ints([pow(2, j * c, C.R)] * n)
+                want = curve.to_affine(curve.scalar_mul(pts, k))
+                assert np.array_equal(table[j], want), (group, cap, j)
+            plans.clear()
+            for k in (None, 3):
+                be.msm_chunks = k
+                assert curve.eq(be.msm(bg, be.to_device(sc))[None], ref[None])[0], (cap, k)
+                assert curve.eq(be.msm(bg, sc, window=c)[None], ref[None])[0], (cap, k, "host")
+            be.msm_chunks = None
+            assert plans and all(p.copies == m for p in plans[-2:])
+            # another window than the table's: the plain MSM over copy 0
+            assert curve.eq(be.msm(bg, sc, window=5)[None], ref[None])[0]
+            assert plans[-1].copies == 1
+            lo = n // 3
+            part = be.msm(bg, sc[lo : lo + n // 2], start=lo, window=c)
+            assert plans[-1].copies == m
+            assert curve.eq(part[None], CPU.msm(bc, sc[lo : lo + n // 2], start=lo)[None])[0]
+            k3 = np.stack([FR.random(n, rng), sc, FR.zeros(n)])
+            assert curve.eq(be.msm(bg, be.to_device(k3), window=c), CPU.msm(bc, k3)).all()
+            skew = FR.random(n, rng)
+            skew[: n // 2] = FR.ones(1)[0]
+            skew[n // 2 : n - n // 8] = skew[-1]
+            assert curve.eq(be.msm(bg, skew, window=c)[None], CPU.msm(bc, skew)[None])[0]
+            assert be.precompute(bg, cap) == extra  # same shape: nothing rebuilt
+            assert be.precompute(bg, 1) == 0  # off again: the rows alone, the copies freed
+            assert bg.table is None and be.memory_info()["resident"] == resident
+            assert curve.eq(be.msm(bg, sc)[None], ref[None])[0]
+            be.release(bg)
+    finally:
+        M.pippenger = real
+
+
 def check_sum_bases(be, rng: np.random.Generator, group: str, n: int) -> None:
     curve = CURVES[group]
     pts = edge_points(curve, n, rng)

@@ -18,6 +18,7 @@ from cuzk.backends.cuda import msm as cuda_msm
 from cuzk.backends.cuda import ntt as cuda_ntt
 from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 from cuzk.errors import BackendError, DeviceMemoryError
+from cuzk.toggles import FULL_COPIES
 
 pytestmark = pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
 
@@ -140,6 +141,56 @@ def test_big_buckets_cost_no_second_host_wait_per_chunk(be, rng, monkeypatch):
     K.check_msm_skewed(be, rng, 3000)
     assert len(merged) == 3  # every chunk had big buckets
     assert len(waits) == 3 + 1  # one wait per chunk, one for the window sums
+
+
+def test_msm_precomputed(be, rng):
+    K.check_msm_precomputed(be, rng, "g1", 300)
+
+
+def test_msm_precomputed_g2(be, rng):
+    K.check_msm_precomputed(be, rng, "g2", 40, copies=(3,))
+
+
+def test_precompute_rejects_bad_requests(be, rng):
+    pts = G1.random(50, rng)
+    bases = be.load_bases(pts, "g1")
+    with pytest.raises(ValueError, match="at least 1"):
+        be.precompute(bases, 0)
+    with pytest.raises(TypeError, match="not loaded by this"):
+        CudaBackend(runtime=be.rt).precompute(bases, 2)
+    with pytest.raises(ValueError, match="window"):
+        cuda_msm.make_plan(50, None, copies=2, stride=50)
+    with pytest.raises(ValueError, match="does not fit"):
+        cuda_msm.make_plan(50, 5, copies=2, stride=40)
+    be.release(bases)
+    with pytest.raises(ValueError, match="released"):
+        be.precompute(bases, 2)
+
+
+def test_precompute_over_budget_changes_nothing(rng):
+    small = CudaBackend(runtime=EmulatorRuntime(memory_budget=332_000))
+    pts = G1.random(100, rng)
+    bases = small.load_bases(pts, "g1")  # 9600 bytes; the MSM scratch fits, 31 copies more do not
+    assert small.precompute_cost(100, "g1", FULL_COPIES) > 250_000
+    with pytest.raises(DeviceMemoryError, match="precomputed copies"):
+        small.precompute(bases, FULL_COPIES)
+    assert bases.table is None and bases.copies == 1
+    assert small.memory_info()["resident"] == bases.nbytes
+    assert small.precompute(bases, 2) == bases.nbytes  # one copy more fits
+    s = FR.random(100, rng)
+    assert G1.eq(small.msm(bases, s)[None], K.CPU.msm(K.CPU.load_bases(pts, "g1"), s)[None])[0]
+
+
+def test_precompute_shape_follows_the_cost_model():
+    # the windows share bucket sets, so the window grows with the copies, and rows stay 31-bit
+    plain = cuda_msm.choose(1 << 24, True)[0]
+    c, m = cuda_msm.precompute_shape(1 << 24, FULL_COPIES)
+    assert m == cuda_msm.windows_for(c) and c > plain
+    assert cuda_msm.precompute_shape(1 << 24, 1)[1] == 1
+    c2, m2 = cuda_msm.precompute_shape(1 << 24, 2)
+    assert m2 == 2 and c2 >= plain
+    big = cuda_msm.precompute_shape(1 << 28, FULL_COPIES)
+    assert big[1] * (1 << 28) < cuda_msm.MAX_TABLE_ROWS
 
 
 def test_sum_bases(be, rng):

@@ -80,6 +80,11 @@ def test_msm_g2(be, rng):
     K.check_msm(be, rng, "g2", 1 << 10)
 
 
+def test_msm_precomputed(be, rng):
+    K.check_msm_precomputed(be, rng, "g1", 1 << 13)
+    K.check_msm_precomputed(be, rng, "g2", 1 << 9, copies=(3,))
+
+
 def test_msm_skewed(be, rng):
     K.check_msm_skewed(be, rng, 1 << 14)
 

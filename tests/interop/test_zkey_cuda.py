@@ -14,11 +14,16 @@ from cuzk.groth16.prover import prove
 from cuzk.groth16.verifier import verify
 from cuzk.interop.prover import load_proving_key
 from cuzk.interop.setup import setup_zkey
+from cuzk.toggles import FULL_COPIES
 
 
-def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool) -> None:
+def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool, precompute: int = 1) -> None:
     zk = setup_zkey(r1cs, be)
-    pk = load_proving_key(zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None)
+    pk = load_proving_key(
+        zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None, precompute=precompute
+    )
+    if precompute > 1:
+        assert all(q.copies > 1 for q in (pk.a, pk.b_g1, pk.l, pk.h))
     res = prove(pk, [witness_array(w)])
     (proof,), (public,) = res.proofs, res.public_inputs
     assert "msm_c" in res.timeline.totals() and "msm_l" not in res.timeline.totals()
@@ -33,8 +38,8 @@ def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool) -> None:
         prove(pk, [witness_array(bad)])
 
 
-@pytest.mark.parametrize("g2_on_cpu", [False, True])
-def test_emulated_cuda_backend(g2_on_cpu: bool) -> None:
+@pytest.mark.parametrize(("g2_on_cpu", "precompute"), [(False, 1), (True, 1), (True, FULL_COPIES)])
+def test_emulated_cuda_backend(g2_on_cpu: bool, precompute: int) -> None:
     from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 
     if host_compiler() is None:
@@ -42,11 +47,11 @@ def test_emulated_cuda_backend(g2_on_cpu: bool) -> None:
     from cuzk.backends.cuda import CudaBackend
 
     r1cs, w = toy()
-    _round_trip(CudaBackend(runtime=EmulatorRuntime()), r1cs, w, g2_on_cpu=g2_on_cpu)
+    _round_trip(CudaBackend(runtime=EmulatorRuntime()), r1cs, w, g2_on_cpu=g2_on_cpu, precompute=precompute)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("g2_on_cpu", [False, True])
-def test_cuda_device(g2_on_cpu: bool) -> None:
+@pytest.mark.parametrize(("g2_on_cpu", "precompute"), [(False, 1), (True, 1), (True, 4)])
+def test_cuda_device(g2_on_cpu: bool, precompute: int) -> None:
     r1cs, w = random_circuit(11, n_internal=3000)
-    _round_trip(get_backend("cuda"), r1cs, w, g2_on_cpu=g2_on_cpu)
+    _round_trip(get_backend("cuda"), r1cs, w, g2_on_cpu=g2_on_cpu, precompute=precompute)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,18 @@ def test_a_daemon_that_cannot_start_leaves_signal_handling_as_it_was(tmp_path: P
     with pytest.raises(UsageError, match="is not a socket"):
         run(load_config(None, listen=f"unix://{blocker}"))
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+@pytest.mark.parametrize(("value", "copies"), [('"off"', 1), ('"full"', 64), ("4", 4), ('"2"', 2), ("1", 1)])
+def test_msm_precompute_key(value: str, copies: int) -> None:
+    from cuzk.server.daemon import engine_config
+
+    cfg = parse_config(tomllib.loads(f"[srs]\nmsm_precompute = {value}\n"))
+    assert cfg.msm_precompute == copies
+    assert engine_config(cfg).msm_precompute == copies
+
+
+@pytest.mark.parametrize("value", ["0", "true", '"some"', "-3", "[4]"])
+def test_msm_precompute_rejects_bad_values(value: str) -> None:
+    with pytest.raises(UsageError, match=r"srs\.msm_precompute: expected off, full or a number"):
+        parse_config(tomllib.loads(f"[srs]\nmsm_precompute = {value}\n"))

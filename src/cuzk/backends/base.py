@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -185,6 +185,21 @@ class Backend(ABC):
         same bases, which returns (k,) + point shape. `window` overrides the
         Pippenger window size (bits) chosen from n.
         """
+
+    def precompute(self, bases: Bases, copies: int, *, progress: Callable[[str], None] | None = None) -> int:
+        """Keep up to `copies` shifted copies of a handle's bases (1: none, the default state) so
+        that its MSMs share bucket sets across windows; returns the bytes the copies add.
+
+        The SRS is fixed for the life of an engine, so the one-off doubling cost pays on every
+        later MSM. Backends without precomputed MSMs keep the bases as they are and return 0.
+        """
+        if copies < 1:
+            raise ValueError(f"precomputed copies must be at least 1, got {copies}")
+        return 0
+
+    def precompute_cost(self, n: int, group: Group, copies: int) -> int:
+        """The bytes `precompute(bases of n points, copies)` would add (0 where unsupported)."""
+        return 0
 
     @abstractmethod
     def sum_bases(self, bases: Bases, mask: Array, *, start: int = 0) -> np.ndarray:

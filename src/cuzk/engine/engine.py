@@ -79,6 +79,7 @@ TOGGLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "synthesis.abc_on": ("abc_on_worker", lambda v: None if v == "auto" else v == "worker"),
     "finalize.split": ("split_finalize", bool),
     "upload.prestage": ("prestage_uploads", bool),
+    "msm.precompute": ("msm_precompute", int),
 }
 #: Toggles a single request may set (ProofRequest.options): they change how its partitions are proved,
 #: not the engine's shape. Jobs with different options never share a batch.
@@ -150,6 +151,9 @@ class EngineConfig:
     abc_on_worker: bool | None = None
     split_finalize: bool = True  # finalize in finalizer threads (else in the GPU worker, after the lock)
     prestage_uploads: bool = True  # a unit's vectors go to the device before the lock is taken
+    #: shifted copies of each G1 query base kept with a loaded SRS (1: none); their bytes count
+    #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only)
+    msm_precompute: int = 1
     toggles: Mapping[str, Any] = field(
         default_factory=dict
     )  # the other named toggles (msm.window.*, staging)
@@ -178,7 +182,7 @@ class EngineConfig:
             raise UsageError(f"devices lists a device twice: {list(devices)}")
         object.__setattr__(self, "devices", devices)
         for name in ("gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
-                     "max_batch_size", "queue_limit"):  # fmt: skip
+                     "max_batch_size", "queue_limit", "msm_precompute"):  # fmt: skip
             _positive_int(name, getattr(self, name))
         _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
         for name in ("result_retention_s", "min_srs_idle_s"):
@@ -509,15 +513,31 @@ class _Loader:
         self.config = config
 
     def size(self, key: Hashable) -> int:
-        return work.srs_bytes(_key_parts(key)[0])
+        name, device, _ = _key_parts(key)
+        return srs_size(self.config, name, device)
 
     def load(self, key: Hashable) -> Any:
         name, device, params_dir = _key_parts(key)
         cfg = self.config
-        return work.load_resident(name, cfg.backend, device, g2_on_cpu=cfg.g2_on_cpu, params_dir=params_dir)
+        return work.load_resident(
+            name,
+            cfg.backend,
+            device,
+            g2_on_cpu=cfg.g2_on_cpu,
+            params_dir=params_dir,
+            precompute=cfg.msm_precompute,
+        )
 
     def unload(self, key: Hashable, value: Any) -> None:
         pass  # the resident bases are freed with the last reference to them
+
+
+def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:
+    """Bytes a loaded SRS of `circuit` holds on `device`, with its precomputed copies."""
+    if cfg.msm_precompute <= 1:
+        return work.srs_bytes(circuit)
+    backend = work.device_backend(cfg.backend, device)
+    return work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
 
 
 def _key_parts(key: Hashable) -> tuple[str, int, str | None]:
@@ -870,7 +890,7 @@ class Engine:
         circuit = jobs[0].key
         key = self._srs_key(circuit, device, req.params_dir)
         ws = work.working_set(circuit)
-        need = ws.total * len(jobs) + work.srs_bytes(circuit)
+        need = ws.total * len(jobs) + srs_size(self.config, circuit, device)
         if need > self.budget.total:
             for j in jobs:
                 self._fail(j, f"{BudgetExceededError.__name__}: a partition of {circuit} needs {need} bytes "

@@ -23,6 +23,7 @@ device, so the host estimate is on the safe side there.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.groth16.qap import Densities, Domain
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare, verify, verify_batch
 from cuzk.instrument import Timeline
+
+log = logging.getLogger("cuzk.engine")
 
 FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
 #: Engine key names of snarkjs keys: the prefix, then the absolute path (registry names never have it).
@@ -123,17 +126,23 @@ def working_set(name: str) -> WorkingSet:
     return WorkingSet(total=abc + rest, abc=abc)
 
 
-def srs_bytes(name: str) -> int:
-    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic (zkey: its sections)."""
+def srs_bytes(name: str, *, precompute: int = 1, backend: Backend | None = None) -> int:
+    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic (zkey: its
+    sections), plus, with precompute > 1, the copies `backend` keeps of the four G1 queries
+    (Backend.precompute_cost: 0 where the backend keeps none)."""
     if is_zkey(name):
         zk = zkey(name)
-        g1 = zk.a.shape[0] + zk.b1.shape[0] + zk.c.shape[0] + zk.h.shape[0] + zk.ic.shape[0]
-        return g1 * G1_BYTES + zk.b2.shape[0] * G2_BYTES + zk.coeffs.nbytes * 2
-    topo = topology(name)
-    m = Domain.for_constraints(topo.num_constraints).m
-    dens = Densities.of(topo)
-    g1 = (m - 1) + topo.num_aux + dens.a_size + dens.b_size + topo.num_inputs
-    return g1 * G1_BYTES + dens.b_size * G2_BYTES
+        queries = [zk.a.shape[0], zk.b1.shape[0], zk.c.shape[0], zk.h.shape[0]]
+        base = (sum(queries) + zk.ic.shape[0]) * G1_BYTES + zk.b2.shape[0] * G2_BYTES + zk.coeffs.nbytes * 2
+    else:
+        topo = topology(name)
+        m = Domain.for_constraints(topo.num_constraints).m
+        dens = Densities.of(topo)
+        queries = [m - 1, topo.num_aux, dens.a_size, dens.b_size]
+        base = (sum(queries) + topo.num_inputs) * G1_BYTES + dens.b_size * G2_BYTES
+    if precompute <= 1 or backend is None:
+        return base
+    return base + sum(backend.precompute_cost(n, "g1", precompute) for n in queries)
 
 
 @dataclass
@@ -147,23 +156,34 @@ class Resident:
 
 
 def load_resident(
-    name: str, backend_name: str, device: int, *, g2_on_cpu: bool, params_dir: str | os.PathLike | None
+    name: str,
+    backend_name: str,
+    device: int,
+    *,
+    g2_on_cpu: bool,
+    params_dir: str | os.PathLike | None,
+    precompute: int = 1,
 ) -> Resident:
-    """Parameters for `name` on `device` (generated and cached once when absent), made resident."""
+    """Parameters for `name` on `device` (generated and cached once when absent), made resident;
+    `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle)."""
     from cuzk.groth16.api import load_or_create_parameters
     from cuzk.groth16.srs import make_resident
 
     backend = device_backend(backend_name, device)
+    g2 = cpu_backend() if g2_on_cpu else backend
+
+    def say(msg: str) -> None:
+        log.info("%s on %s: %s", name, backend.label, msg)
+
     if is_zkey(name):
         from cuzk.interop.prover import load_proving_key
 
-        pk = load_proving_key(zkey(name), backend, g2_backend=cpu_backend() if g2_on_cpu else backend)
+        pk = load_proving_key(zkey(name), backend, g2_backend=g2, precompute=precompute, progress=say)
         return Resident(srs=pk, pvk=pk.pvk, circuit=name, device=device)
     topo = topology(name)
     directory = Path(params_dir) if params_dir is not None else None
     _, params = load_or_create_parameters(name, topo, topo.hash, backend, directory=directory)
-    g2 = cpu_backend() if g2_on_cpu else backend
-    srs = make_resident(params, topo, backend, g2_backend=g2)
+    srs = make_resident(params, topo, backend, g2_backend=g2, precompute=precompute, progress=say)
     return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
 
 

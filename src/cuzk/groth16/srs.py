@@ -7,6 +7,7 @@ the parameters fit, so a mismatch is caught before any MSM runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,30 +102,70 @@ def check_shape(params: Parameters, cs: ConstraintMatrices) -> tuple[Domain, Den
     return dom, dens
 
 
+def load_queries(
+    backend: Backend,
+    g2_backend: Backend,
+    g1: dict[str, np.ndarray],
+    g2: dict[str, np.ndarray],
+    *,
+    precompute: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Bases]:
+    """Resident handles for the G1 queries on `backend` (each precomputed to `precompute` copies,
+    Backend.precompute) and the G2 ones on `g2_backend`. All or nothing: if one load or table
+    does not fit, the handles made so far are released before the error propagates."""
+    done: list[tuple[Backend, Bases]] = []
+    try:
+        for name, points in g1.items():
+            done.append((backend, backend.load_bases(points, "g1")))
+            if precompute > 1:
+                extra = backend.precompute(done[-1][1], precompute, progress=progress)
+                if progress is not None and extra:
+                    progress(f"{name}: {points.shape[0]} bases precomputed, {extra / 2**30:.2f} GiB more")
+        for points in g2.values():
+            done.append((g2_backend, g2_backend.load_bases(points, "g2")))
+    except BaseException:
+        for be, bases in done:
+            be.release(bases)
+        raise
+    return dict(zip([*g1, *g2], [b for _, b in done], strict=True))
+
+
 def make_resident(
     params: Parameters,
     cs: ConstraintMatrices,
     backend: Backend,
     *,
     g2_backend: Backend | None = None,
+    precompute: int = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> ResidentParameters:
-    """The parameters' queries as handles on `backend` (b_g2 on `g2_backend`), after check_shape."""
+    """The parameters' queries as handles on `backend` (b_g2 on `g2_backend`), after check_shape;
+    with precompute > 1 the G1 queries keep that many shifted copies (Backend.precompute)."""
     dom, dens = check_shape(params, cs)
     g2_be = g2_backend or backend
     ni = cs.num_inputs
     a_idx = np.concatenate([np.arange(ni), ni + np.flatnonzero(dens.a_aux)])
     b_idx = np.concatenate([np.flatnonzero(dens.b_input), ni + np.flatnonzero(dens.b_aux)])
+    q = load_queries(
+        backend,
+        g2_be,
+        {"h": params.h, "l": params.l, "a": params.a, "b_g1": params.b_g1},
+        {"b_g2": params.b_g2},
+        precompute=precompute,
+        progress=progress,
+    )
     return ResidentParameters(
         cs=cs,
         backend=backend,
         g2_backend=g2_be,
         vk=params.vk,
         pvk=prepare(params.vk),
-        h=backend.load_bases(params.h, "g1"),
-        l=backend.load_bases(params.l, "g1"),
-        a=backend.load_bases(params.a, "g1"),
-        b_g1=backend.load_bases(params.b_g1, "g1"),
-        b_g2=g2_be.load_bases(params.b_g2, "g2"),
+        h=q["h"],
+        l=q["l"],
+        a=q["a"],
+        b_g1=q["b_g1"],
+        b_g2=q["b_g2"],
         domain=dom,
         densities=dens,
         qap=BellpersonQap(dom),

@@ -13,6 +13,7 @@ synthesis: its proof fails the prover's final verification (ProofError).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ import numpy as np
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.groth16.conventions import FullScalars, QapConvention, QueryScalars, SnarkjsQap
 from cuzk.groth16.keys import VerifyingKey
+from cuzk.groth16.srs import load_queries
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare
 from cuzk.interop.wtns import read_wtns
 from cuzk.interop.zkey import Zkey, warn_if_unbound
@@ -62,12 +64,28 @@ class ZkeyProvingKey:
         return read_wtns(source) if isinstance(source, str | os.PathLike) else np.asarray(source)
 
 
-def load_proving_key(zkey: Zkey, backend: Backend, *, g2_backend: Backend | None = None) -> ZkeyProvingKey:
-    """Sections 5-9 as resident bases; warns (UnboundInputsWarning) about unbound public inputs."""
+def load_proving_key(
+    zkey: Zkey,
+    backend: Backend,
+    *,
+    g2_backend: Backend | None = None,
+    precompute: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> ZkeyProvingKey:
+    """Sections 5-9 as resident bases (the G1 ones with `precompute` copies, as make_resident);
+    warns (UnboundInputsWarning) about unbound public inputs."""
     warn_if_unbound(zkey.ic, str(zkey.path or "zkey"))
     g2_be = g2_backend or backend
     a_mat, b_mat = zkey.matrices()
     vk = zkey.verifying_key()
+    q = load_queries(
+        backend,
+        g2_be,
+        {"a": zkey.a, "b_g1": zkey.b1, "l": zkey.c, "h": zkey.h},
+        {"b_g2": zkey.b2},
+        precompute=precompute,
+        progress=progress,
+    )
     return ZkeyProvingKey(
         zkey=zkey,
         backend=backend,
@@ -76,11 +94,11 @@ def load_proving_key(zkey: Zkey, backend: Backend, *, g2_backend: Backend | None
         pvk=prepare(vk),
         A=a_mat,
         B=b_mat,
-        a=backend.load_bases(zkey.a, "g1"),
-        b_g1=backend.load_bases(zkey.b1, "g1"),
-        b_g2=g2_be.load_bases(zkey.b2, "g2"),
-        l=backend.load_bases(zkey.c, "g1"),
-        h=backend.load_bases(zkey.h, "g1"),
+        a=q["a"],
+        b_g1=q["b_g1"],
+        b_g2=q["b_g2"],
+        l=q["l"],
+        h=q["h"],
         qap=SnarkjsQap.for_domain(zkey.log_n),
         scalars=FullScalars(zkey.n_public + 1),
     )

@@ -89,6 +89,7 @@ class DaemonConfig:
     on_restart: str = "rerun"  # jobs a restart interrupted: "rerun" them or "fail" them
     param_cache: str = ""  # parameter folders (`cuzk setup` output); "" = the user cache
     preload: tuple[str, ...] = ()
+    msm_precompute: int = 1  # shifted copies of the G1 bases per loaded SRS (1 = off)
     backend: str = "auto"
     log_level: str = "info"
     circuits: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CIRCUITS))
@@ -173,6 +174,17 @@ def _status_listen(v: Any, key: str) -> str:
     return "" if v == "" else _listen(v, key)
 
 
+def _precompute(v: Any, key: str) -> int:
+    from cuzk.toggles import TOGGLES
+
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        raise UsageError(f"{key}: expected off, full or a number of copies, got {v!r}")
+    try:
+        return int(TOGGLES["msm.precompute"].parse(str(v)))
+    except UsageError as exc:
+        raise UsageError(f"{key}: {str(exc).split(': ', 1)[1]}") from None
+
+
 _Parser = Callable[[Any, str], Any]
 
 #: section.key -> (DaemonConfig field, parser). The reference's keys first, then ours.
@@ -202,6 +214,7 @@ KEYS: dict[str, tuple[str, _Parser]] = {
     "pipeline.max_parallel_synthesis": ("max_parallel_synthesis", _count(0)),
     "srs.param_cache": ("param_cache", _string),
     "srs.preload": ("preload", _strings),
+    "srs.msm_precompute": ("msm_precompute", _precompute),
     "logging.level": ("log_level", _level),
 }
 

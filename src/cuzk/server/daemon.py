@@ -50,6 +50,7 @@ def engine_config(cfg: DaemonConfig) -> Any:
         result_retention_s=cfg.result_retention_s,
         min_srs_idle_s=cfg.eviction_min_idle_s,
         queue_limit=cfg.queue_limit,
+        msm_precompute=cfg.msm_precompute,
     )
 
 

@@ -17,7 +17,7 @@ Importing this module does not import CuPy; constructing a CudaBackend does.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -46,13 +46,21 @@ def _curve(group: str) -> Curve:
 
 @dataclass
 class CudaBases(Bases):
-    """Affine bases resident on the device as (n, 2 width) uint64 rows."""
+    """Affine bases resident on the device as (n, 2 width) uint64 rows.
+
+    After `CudaBackend.precompute`, `table` holds `copies` copies (copy j = 2^(j window) rows,
+    copy 0 the rows, which then view it) and `extra_bytes` counts the copies beyond the first.
+    """
 
     group: Group
     n: int
     rows: Any
     nbytes: int
     owner: int  # id of the backend that loaded them
+    table: Any = None
+    window: int = 0
+    copies: int = 1
+    extra_bytes: int = 0
 
 
 class CudaBackend(Backend):
@@ -187,8 +195,59 @@ class CudaBackend(Backend):
             raise TypeError(f"these bases were not loaded by this backend ({self.label})")
         with self._lock:
             if bases.rows is not None:
-                self.rt.resident_bytes -= bases.nbytes
-                bases.rows = None
+                self.rt.resident_bytes -= bases.nbytes + bases.extra_bytes
+                bases.rows = bases.table = None
+                bases.copies, bases.extra_bytes = 1, 0
+
+    def precompute_cost(self, n: int, group: Group, copies: int) -> int:
+        if copies <= 1 or n == 0:
+            return 0
+        _, m = _msm.precompute_shape(n, copies)
+        return (m - 1) * n * 2 * _curve(group).field.width * 8
+
+    def precompute(
+        self,
+        bases: Bases,
+        copies: int,
+        *,
+        progress: Callable[[str], None] | None = None,
+        window: int | None = None,
+    ) -> int:
+        """As the interface. The window is the one the MSM cost model picks for the handle's n
+        with that many copies (msm.precompute_shape) unless given (then copies = min(copies,
+        its windows)); a handle already precomputed to the same shape is left alone, another
+        shape is rebuilt from copy 0."""
+        super().precompute(bases, copies)
+        if not isinstance(bases, CudaBases) or bases.owner != id(self):
+            raise TypeError("these bases were not loaded by this cuda backend")
+        if bases.rows is None:
+            raise ValueError("these bases were released")
+        if window is not None and not 2 <= window <= 23:
+            raise ValueError(f"a precomputed table's window must be 2..23 bits, got {window}")
+        if not bases.n:
+            c, m = 0, 1
+        elif window is None:
+            c, m = _msm.precompute_shape(bases.n, copies)
+        else:
+            c, m = window, max(1, min(copies, _msm.windows_for(window)))
+        if (m, c if m > 1 else 0) == (bases.copies, bases.window):
+            return bases.extra_bytes
+        curve = _curve(bases.group)
+        with self.rt.guard(f"precompute({bases.group}, n={bases.n}, copies={m})"):
+            table = None
+            if m > 1:
+                table = _msm.shifted_table(self.rt, curve, bases.rows, c, m, progress=progress)
+            with self._lock:
+                self.rt.resident_bytes -= bases.extra_bytes
+                if table is None:
+                    bases.rows = bases.rows.copy() if bases.table is not None else bases.rows
+                    bases.table, bases.window, bases.copies, bases.extra_bytes = None, 0, 1, 0
+                else:
+                    bases.rows = table[: bases.n]
+                    bases.table, bases.window, bases.copies = table, c, m
+                    bases.extra_bytes = (m - 1) * bases.nbytes
+                self.rt.resident_bytes += bases.extra_bytes
+        return bases.extra_bytes
 
     def _rows(self, bases: Bases, start: int, count: int) -> Any:
         if not isinstance(bases, CudaBases) or bases.owner != id(self):
@@ -209,12 +268,18 @@ class CudaBackend(Backend):
         curve = _curve(bases.group)
         if n == 0:
             return curve.to_jacobian(curve.identity(1))[0]
-        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=isinstance(scalars, np.ndarray))
+        host = isinstance(scalars, np.ndarray)
+        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=host)
+        assert isinstance(bases, CudaBases)
+        if bases.table is not None and window in (None, bases.window):
+            shared = _msm.make_plan(
+                n, bases.window, self.msm_chunks, host, copies=bases.copies, stride=bases.n
+            )
+            # the table's window suits its full n; a much smaller MSM over it may do better plain
+            if window is not None or _msm.plan_cost(shared, host) <= _msm.plan_cost(plan, host):
+                plan, rows = shared, bases.table[start:]
         with self.rt.guard(f"msm({bases.group}, n={n})"):
-            if not isinstance(scalars, np.ndarray):
-                scalars = self.xp.ascontiguousarray(scalars)
-            else:
-                scalars = np.ascontiguousarray(scalars)
+            scalars = np.ascontiguousarray(scalars) if host else self.xp.ascontiguousarray(scalars)
             return _msm.pippenger(self.rt, curve, rows, scalars, plan)
 
     def sum_bases(self, bases: Bases, mask: Any, *, start: int = 0) -> np.ndarray:

@@ -11,6 +11,7 @@ bucketed and accumulated (the bucket sums persist across chunks).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,29 +54,60 @@ def chunk_count(n: int) -> int:
     return max(1, min(4, n >> 21))
 
 
-def msm_cost(n: int, c: int, chunks: int = 1, host_scalars: bool = False) -> float:
-    """Modelled cost of an n-point MSM with window c in `chunks` chunks (Fq products)."""
+def bucket_sets(c: int, copies: int) -> int:
+    """Bucket sets of a window-c MSM over `copies` precomputed copies of the bases."""
+    return -(-windows_for(c) // copies)
+
+
+def msm_cost(n: int, c: int, chunks: int = 1, host_scalars: bool = False, copies: int = 1) -> float:
+    """Modelled cost of an n-point MSM with window c in `chunks` chunks (Fq products).
+
+    With precomputed copies the entries are the same (n per window) but the windows share
+    bucket sets, so the merge and the reduction shrink by the copies: that is what lets the
+    window grow."""
     W = windows_for(c)
+    S = bucket_sets(c, copies)
     B = 1 << (c - 1)
     per_chunk = n / chunks
-    filled = B * (1 - math.exp(-per_chunk / B))  # expected non-empty buckets per chunk
+    filled = B * (1 - math.exp(-per_chunk * (W / S) / B))  # expected non-empty buckets per set and chunk
     accumulate = n * W * ENTRY_COST
-    merge = chunks * W * filled * MERGE_COST
-    reduce = W * B * REDUCE_COST
+    merge = chunks * S * filled * MERGE_COST
+    reduce = S * B * REDUCE_COST
     upload = n * UPLOAD_COST / chunks if host_scalars else 0.0  # the first chunk is not hidden
     return accumulate + merge + reduce + upload
+
+
+def _chunk_options(n: int, host_scalars: bool) -> tuple[int, ...]:
+    return tuple(k for k in (CHUNK_CHOICES if host_scalars else (1,)) if k == 1 or n // k >= MIN_CHUNK)
 
 
 def choose(n: int, host_scalars: bool = False) -> tuple[int, int]:
     """(window, chunks) minimizing msm_cost; windows 4..22, chunks of at least 2^20 points
     (smaller chunks lost on the H200: a 2^20 MSM took 36 ms in 4 chunks, 33 ms in one)."""
-    options = [
-        (c, k)
-        for c in range(4, 23)
-        for k in (CHUNK_CHOICES if host_scalars else (1,))
-        if k == 1 or n // k >= MIN_CHUNK
-    ]
+    options = [(c, k) for c in range(4, 23) for k in _chunk_options(n, host_scalars)]
     return min(options, key=lambda ck: msm_cost(n, ck[0], ck[1], host_scalars))
+
+
+#: The scatter packs (row << 1 | sign) into 32 bits: copies x rows must stay below 2^31.
+MAX_TABLE_ROWS = 1 << 31
+
+
+def precompute_shape(n: int, max_copies: int) -> tuple[int, int]:
+    """(window, copies) for n bases with at most `max_copies` copies each (1: no table).
+
+    The window minimizes the modelled cost of an n-point MSM from host scalars over the table
+    (copies = min(max_copies, windows), bounded by the 32-bit rows of the scatter)."""
+    if max_copies < 1:
+        raise ValueError(f"precomputed copies must be at least 1, got {max_copies}")
+
+    def copies_for(c: int) -> int:
+        return max(1, min(max_copies, windows_for(c), (MAX_TABLE_ROWS - 1) // max(1, n)))
+
+    def cost(c: int) -> float:
+        return min(msm_cost(n, c, k, True, copies_for(c)) for k in _chunk_options(n, True))
+
+    c = min(range(4, 23), key=cost)
+    return c, copies_for(c)
 
 
 def default_window(n: int, chunks: int | None = None) -> int:
@@ -89,13 +121,19 @@ class MsmPlan:
     n: int
     c: int
     windows: int
-    buckets: int  # per window
+    buckets: int  # per set
     chunk: int  # points per chunk
     seg: int  # buckets per reduction segment
+    copies: int = 1  # precomputed copies of the bases: window w adds copy w % copies into set w // copies
+    stride: int = 0  # rows per copy of the precomputed table
+
+    @property
+    def sets(self) -> int:
+        return -(-self.windows // self.copies)
 
     @property
     def total_buckets(self) -> int:
-        return self.windows * self.buckets
+        return self.sets * self.buckets
 
     @property
     def chunks(self) -> list[tuple[int, int]]:
@@ -103,9 +141,26 @@ class MsmPlan:
 
 
 def make_plan(
-    n: int, window: int | None = None, chunks: int | None = None, host_scalars: bool = False
+    n: int,
+    window: int | None = None,
+    chunks: int | None = None,
+    host_scalars: bool = False,
+    *,
+    copies: int = 1,
+    stride: int = 0,
 ) -> MsmPlan:
-    if window is None and chunks is None:
+    """The plan of an n-point MSM; with copies > 1, over a precomputed table of window `window`
+    and `stride` rows per copy (the chunk count then minimizes the model for that table)."""
+    if copies > 1:
+        if window is None:
+            raise ValueError("an MSM over precomputed bases needs the table's window")
+        if copies * stride >= MAX_TABLE_ROWS or stride < n:
+            raise ValueError(f"a table of {copies} x {stride} rows does not fit this {n}-point MSM")
+        k = chunks or min(
+            _chunk_options(n, host_scalars), key=lambda k: msm_cost(n, window, k, host_scalars, copies)
+        )
+        c = window
+    elif window is None and chunks is None:
         c, k = choose(n, host_scalars)
     else:
         k = chunk_count(n) if chunks is None else max(1, chunks)
@@ -117,9 +172,15 @@ def make_plan(
     chunk = max(1, -(-n // k))
     if chunk * W >= 1 << 32:
         raise ValueError(f"an MSM chunk of {chunk} points x {W} windows overflows 32-bit offsets")
+    sets = -(-W // copies)
     # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
-    seg = 1 << max(0, min(c - 1, ((W * B) // SEGMENT_THREADS).bit_length() - 1))
-    return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg)
+    seg = 1 << max(0, min(c - 1, ((sets * B) // SEGMENT_THREADS).bit_length() - 1))
+    return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg, copies=copies, stride=stride)
+
+
+def plan_cost(plan: MsmPlan, host_scalars: bool) -> float:
+    """msm_cost of a plan (for choosing between a precomputed table and the plain MSM)."""
+    return msm_cost(plan.n, plan.c, len(plan.chunks), host_scalars, plan.copies)
 
 
 def xyzz_words(curve: Curve) -> int:
@@ -241,7 +302,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
     xp = rt.xp
     module, sfx = _group_module(curve)
     words = xyzz_words(curve)
-    W, B, total_b = plan.windows, plan.buckets, plan.total_buckets
+    W, S, B, total_b = plan.windows, plan.sets, plan.buckets, plan.total_buckets
     chunk = plan.chunk
     max_entries = chunk * W
     acc_threads = -(-max_entries // ACCUMULATE_L)
@@ -271,7 +332,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             "fr",
             "msm_digits",
             m,
-            (np.uint64(m), dev[lo:hi], canon, counts, np.int32(plan.c), np.int32(W)),
+            (np.uint64(m), dev[lo:hi], canon, counts, np.int32(plan.c), np.int32(W), np.int32(plan.copies)),
         )
         offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
         # the one host sync per chunk, before the long kernels are queued: the host then goes
@@ -282,7 +343,16 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             "fr",
             "msm_scatter",
             m,
-            (np.uint64(m), canon, cursor, entries, np.int32(plan.c), np.int32(W)),
+            (
+                np.uint64(m),
+                canon,
+                cursor,
+                entries,
+                np.int32(plan.c),
+                np.int32(W),
+                np.int32(plan.copies),
+                np.uint32(plan.stride),
+            ),
         )
         threads = -(-m * W // ACCUMULATE_L)
         rt.launch(
@@ -310,21 +380,59 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             _merge_big(rt, curve, big, partials, buckets)
     M = plan.seg
     P = B // M
-    R = xp.empty((W * P, words), dtype=np.uint64)
-    T = xp.empty((W * P, words), dtype=np.uint64)
+    R = xp.empty((S * P, words), dtype=np.uint64)
+    T = xp.empty((S * P, words), dtype=np.uint64)
     rt.launch(
         module,
         f"msm_segment_{sfx}",
-        W * P,
-        (np.uint64(W * P), np.uint32(B), np.uint32(M), buckets, R, T),
+        S * P,
+        (np.uint64(S * P), np.uint32(B), np.uint32(M), buckets, R, T),
         block=64,
     )
     rt.launch(
-        module, f"msm_weight_{sfx}", W * P, (np.uint64(W * P), np.uint32(P), np.uint32(M), R, T), block=64
+        module, f"msm_weight_{sfx}", S * P, (np.uint64(S * P), np.uint32(P), np.uint32(M), R, T), block=64
     )
-    sums = tree_sum(rt, curve, R, W, P)
+    sums = tree_sum(rt, curve, R, S, P)
     host = rt.to_host(sums)
-    return combine_windows(curve, xyzz_to_jacobian(curve, host), plan.c)
+    # set s holds windows s copies .. s copies + copies - 1, each already shifted by its copy
+    return combine_windows(curve, xyzz_to_jacobian(curve, host), plan.c * plan.copies)
+
+
+def shifted_table(
+    rt: Runtime,
+    curve: Curve,
+    rows: Any,
+    c: int,
+    copies: int,
+    *,
+    chunk: int = 1 << 22,
+    progress: Callable[[str], None] | None = None,
+) -> Any:
+    """(copies n, 2 width) affine device rows: rows [j n, (j + 1) n) hold 2^(j c) rows (copy 0
+    the rows themselves), for MSMs of window c over `copies` bucket-set-sharing windows.
+
+    Each copy is c doublings of the one before, in chunks (XYZZ scratch of `chunk` points),
+    then one batched inversion per AFFINE_K points: ~(8 c + 10) Fq products per point and copy."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    n = rows.shape[0]
+    width = curve.field.width
+    if copies < 1 or copies * n >= MAX_TABLE_ROWS:
+        raise ValueError(f"{copies} copies of {n} bases do not fit the MSM's 31-bit rows")
+    step = max(1, min(chunk, n))
+    rt.reserve(copies * n * 2 * width * 8 + step * 4 * width * 8, f"{copies} precomputed copies of {n} bases")
+    table = xp.empty((copies * n, 2 * width), dtype=np.uint64)
+    table[:n] = rows
+    xyzz = xp.empty((step, 4 * width), dtype=np.uint64)
+    for j in range(1, copies):
+        for lo in range(0, n, step):
+            m = min(n, lo + step) - lo
+            src = table[(j - 1) * n + lo : (j - 1) * n + lo + m]
+            rt.launch(module, f"shift_points_{sfx}", m, (np.uint64(m), np.int32(c), src, xyzz), block=64)
+            to_affine(rt, curve, xyzz, m, out=table[j * n + lo : j * n + lo + m])
+        if progress is not None:
+            progress(f"precomputed copy {j + 1}/{copies} of {n} {sfx} bases (window {c})")
+    return table
 
 
 def masked_sum(rt: Runtime, curve: Curve, bases: Any, idx: Any) -> np.ndarray:
@@ -348,11 +456,13 @@ def masked_sum(rt: Runtime, curve: Curve, bases: Any, idx: Any) -> np.ndarray:
     return xyzz_to_jacobian(curve, host)[0].reshape(curve.jac_shape)
 
 
-def to_affine(rt: Runtime, curve: Curve, xyzz: Any, n: int) -> Any:
-    """(n, 4 width) XYZZ device rows -> (n, 2 width) affine device rows (infinity = zeros)."""
+def to_affine(rt: Runtime, curve: Curve, xyzz: Any, n: int, out: Any = None) -> Any:
+    """(n, 4 width) XYZZ device rows -> (n, 2 width) affine device rows (infinity = zeros),
+    into `out` when given (a contiguous slice of a larger table)."""
     xp = rt.xp
     module, sfx = _group_module(curve)
-    out = xp.empty((n, 2 * curve.field.width), dtype=np.uint64)
+    if out is None:
+        out = xp.empty((n, 2 * curve.field.width), dtype=np.uint64)
     threads = -(-n // AFFINE_K)
     rt.launch(
         module,

@@ -13,6 +13,10 @@
 // combines the few window sums with doublings (Horner).
 // Digits follow the CPU backend: W = floor(255 / c) + 1 windows, d in [-(2^(c-1)-1), 2^(c-1)],
 // the top window keeps the carry; buckets B = 2^(c-1), bucket index |d| - 1.
+// Precomputed bases (`copies` > 1): the table holds copy j = 2^(j c) P of every base at rows
+// [j stride, (j + 1) stride); window w = s copies + j adds copy j into bucket set s, so the
+// W windows share ceil(W / copies) bucket sets, and the host combines set sums with c copies
+// doublings each. copies = 1 is the plain MSM (one set per window).
 #pragma once
 #include "mem.cuh"
 
@@ -39,14 +43,15 @@ CUZK_HD int32_t signed_digit(const fr_t& s, int c, int w, int windows, uint32_t&
 
 // Canonicalize scalar i and count its nonzero digits per bucket.
 CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, uint32_t* counts, int c,
-                        int windows) {
+                        int windows, int copies) {
     fr_t s = from_mont(load_elem<fr_t>(scalars, i));
     store_elem<fr_t>(canon, i, s);
     const uint32_t B = 1u << (c - 1);
-    uint32_t carry = 0;
-    for (int w = 0; w < windows; w++) {
+    uint32_t carry = 0, set = 0;
+    for (int w = 0, j = 0; w < windows; w++) {
         int32_t d = signed_digit(s, c, w, windows, carry);
-        if (d != 0) atomic_inc(&counts[w * B + (uint32_t)(d < 0 ? -d : d) - 1]);
+        if (d != 0) atomic_inc(&counts[set * B + (uint32_t)(d < 0 ? -d : d) - 1]);
+        if (++j == copies) j = 0, set++;  // set = w / copies without a division
     }
 }
 
@@ -54,18 +59,24 @@ CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, ui
 // one 8-byte store (two 4-byte stores into two arrays touched two random sectors per entry).
 CUZK_HD uint64_t msm_entry(uint32_t g, uint32_t val) { return ((uint64_t)val << 32) | g; }
 
-// Place scalar i's (bucket, point) entries; cursor starts as a copy of the offsets.
+// Place scalar i's (bucket, point) entries; cursor starts as a copy of the offsets. The point
+// is the row of window w's base copy, (w % copies) stride + i (the host keeps it below 2^31).
 CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
-                         int windows) {
+                         int windows, int copies, uint32_t stride) {
     fr_t s = load_elem<fr_t>(canon, i);
     const uint32_t B = 1u << (c - 1);
-    uint32_t carry = 0;
-    for (int w = 0; w < windows; w++) {
+    uint32_t carry = 0, set = 0, row = (uint32_t)i;
+    for (int w = 0, j = 0; w < windows; w++) {
         int32_t d = signed_digit(s, c, w, windows, carry);
         if (d != 0) {
-            uint32_t g = w * B + (uint32_t)(d < 0 ? -d : d) - 1;
+            uint32_t g = set * B + (uint32_t)(d < 0 ? -d : d) - 1;
             uint32_t pos = atomic_inc(&cursor[g]);
-            entries[pos] = msm_entry(g, ((uint32_t)i << 1) | (d < 0 ? 1u : 0u));
+            entries[pos] = msm_entry(g, (row << 1) | (d < 0 ? 1u : 0u));
+        }
+        if (++j == copies) {  // next set, copy 0; else the next copy's row
+            j = 0, set++, row = (uint32_t)i;
+        } else {
+            row += stride;
         }
     }
 }
@@ -177,6 +188,18 @@ CUZK_HD void sum_indexed(uint64_t t, uint32_t L, uint64_t count, const int64_t* 
         if (!p.is_inf()) acc = xyzz_madd_ni(acc, p.x, p.y);
     }
     store_xyzz<F>(out, t, acc);
+}
+
+// out[i] = 2^k in[i] (k >= 1) in XYZZ: the next copy of the precomputed MSM bases.
+template <class F>
+CUZK_HD void shift_point(uint64_t i, int k, const uint32_t* in, uint32_t* out) {
+    Affine<F> p = load_affine<F>(in, i);
+    Xyzz<F> r = Xyzz<F>::inf();
+    if (!p.is_inf()) {  // the subgroup has no point of order 2, so y != 0
+        r = xyzz_mdbl(p.x, p.y);
+        for (int j = 1; j < k; j++) r = xyzz_dbl(r);
+    }
+    store_xyzz<F>(out, i, r);
 }
 
 // ---- fixed-base multiplication (parameter generation) --------------------------------------

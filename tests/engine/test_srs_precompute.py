@@ -1,0 +1,96 @@
+"""msm.precompute: the SRS's reservation counts the copies the backend keeps, proofs over them verify,
+and a load whose copies do not fit leaves nothing behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from cuzk.algebra.curves import G1
+from cuzk.backends.cpu import CpuBackend
+from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
+from cuzk.engine import EngineConfig, work
+from cuzk.engine.engine import srs_size
+from cuzk.errors import DeviceMemoryError, UnsatisfiedError, UsageError
+from cuzk.groth16 import make_resident, prove, verify
+from cuzk.groth16.keys import Parameters
+from cuzk.groth16.proof import Proof
+from cuzk.toggles import FULL_COPIES
+
+CIRCUIT = "porep-tiny"
+needs_cxx = pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
+
+
+@pytest.fixture(scope="module")
+def params(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Parameters]:
+    from cuzk import config
+    from cuzk.groth16.api import load_or_create_parameters
+
+    with pytest.MonkeyPatch.context() as mp:  # parameters made in a private cache root
+        mp.setenv("CUZK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        config.reload()
+        topo = work.topology(CIRCUIT)
+        yield load_or_create_parameters(CIRCUIT, topo, topo.hash, CpuBackend())[1]
+    config.reload()
+
+
+def test_the_toggle_sets_the_engine_field() -> None:
+    assert EngineConfig().msm_precompute == 1
+    assert EngineConfig().with_settings({"msm.precompute": "full"}).msm_precompute == FULL_COPIES
+    assert EngineConfig().with_settings({"msm.precompute": "3"}).msm_precompute == 3
+    assert EngineConfig().with_settings({"msm.precompute": "off"}).msm_precompute == 1
+    with pytest.raises(UsageError, match="off, full or a number"):
+        EngineConfig().with_settings({"msm.precompute": "0"})
+    with pytest.raises(UsageError, match="msm_precompute must be an integer"):
+        EngineConfig(msm_precompute=0)
+
+
+def test_without_a_table_backend_the_size_is_the_plain_srs() -> None:
+    cfg = EngineConfig(backend="cpu", msm_precompute=FULL_COPIES)
+    assert srs_size(cfg, CIRCUIT, 0) == work.srs_bytes(CIRCUIT)
+    assert work.srs_bytes(CIRCUIT, precompute=FULL_COPIES, backend=CpuBackend()) == work.srs_bytes(CIRCUIT)
+
+
+@needs_cxx
+def test_the_reservation_is_what_the_copies_take_and_proofs_verify(
+    params: Parameters, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.backends.cuda import msm as M
+
+    copies: list[int] = []
+    real = M.pippenger
+    monkeypatch.setattr(
+        M, "pippenger", lambda rt, c, r, s, plan: (copies.append(plan.copies), real(rt, c, r, s, plan))[1]
+    )
+
+    emu = CudaBackend(runtime=EmulatorRuntime())
+    topo = work.topology(CIRCUIT)
+    srs = make_resident(params, topo, emu, g2_backend=CpuBackend(), precompute=2)
+    queries = (srs.h, srs.l, srs.a, srs.b_g1)
+    assert all(q.copies == 2 for q in queries)
+    extra = sum(q.extra_bytes for q in queries)
+    assert extra == sum(q.nbytes for q in queries)  # one copy more of each
+    assert work.srs_bytes(CIRCUIT, precompute=2, backend=emu) == work.srs_bytes(CIRCUIT) + extra
+    circuit = work.circuit(CIRCUIT)
+    inst = circuit.random_instance(seed=3)
+    res = prove(srs, [circuit.witness(inst)])
+    proof, public = res.proofs[0], res.public_inputs[0]
+    assert verify(srs.vk, public, proof)
+    assert copies.count(2) == 4  # h, l, a and b_g1 over their tables
+    assert not verify(srs.vk, public, Proof(a=proof.a, b=proof.b, c=G1.neg(proof.c)))
+    with pytest.raises(UnsatisfiedError):  # a witness that breaks a constraint: no proof comes back
+        prove(srs, [circuit.witness(circuit.corrupt(inst))])
+
+
+@needs_cxx
+def test_a_load_whose_copies_do_not_fit_leaves_nothing(params: Parameters) -> None:
+    from cuzk.backends.cuda import CudaBackend
+
+    plain = (params.h.shape[0] + params.l.shape[0] + params.a.shape[0] + params.b_g1.shape[0]) * 96
+    # room for the bases and the first query's copies, not for every query's
+    emu = CudaBackend(runtime=EmulatorRuntime(memory_budget=plain + params.h.shape[0] * 96 * 3))
+    with pytest.raises(DeviceMemoryError, match="precomputed copies"):
+        make_resident(params, work.topology(CIRCUIT), emu, g2_backend=CpuBackend(), precompute=4)
+    assert emu.memory_info()["resident"] == 0
