@@ -119,7 +119,13 @@ class Timer:
             b.synchronize()
             wall.append(time.perf_counter() - t0)
             ev.append(cp.cuda.get_elapsed_time(a, b))
-        return {"ms": float(np.median(ev)), "wall_ms": 1e3 * float(np.median(wall)), "reps": reps}
+        return {
+            "ms": float(np.median(ev)),
+            "wall_ms": 1e3 * float(np.median(wall)),
+            "reps": reps,
+            "min_ms": float(min(ev)),
+            "max_ms": float(max(ev)),
+        }
 
 
 def row(kind: str, size: str, t: dict[str, float], **extra: Any) -> None:
@@ -387,6 +393,7 @@ def tune_ntt(
         "SMALL_FULL_THREADS",
         "OVERLAP",
         "SWIZZLE_MAX_LOG",
+        "SCRATCH_MAX_LOG",
     )
     defaults = {k: getattr(N, k) for k in knobs}
     variants: list[tuple[str, dict[str, Any]]] = [
@@ -405,6 +412,7 @@ def tune_ntt(
         ("balanced-20", {"PLANS": {}}),
         ("plans-767", {"PLANS": {20: (7, 6, 7), 22: (7, 8, 7)}}),
         ("no-overlap", {"OVERLAP": False}),
+        ("no-scratch", {"SCRATCH_MAX_LOG": 0}),
         # the same plan, kernels built from edited sources (SOURCE_VARIANTS)
         ("swizzle-none", {"SWIZZLE_MAX_LOG": 0}),
         ("swizzle-all", {"SWIZZLE_MAX_LOG": 99}),
@@ -599,8 +607,10 @@ def time_ntt(be: Any, timer: Timer, log_sizes: list[int]) -> None:
         n = 1 << log_n
         x = random_fr_device(be, n, seed=log_n)
         w = C.root_of_unity(log_n)
-        # median of 11: a 2^20 row of 5 moved by 1-3% between runs of one tree (GPU_NOTES v22)
-        t = timer(partial(be.ntt, x, w), reps=11, warmup=2)
+        # median of 11: a 2^20 row of 5 moved by 1-3% between runs of one tree (GPU_NOTES v22);
+        # 20 warm-ups: after a pause the first ~10 calls of 2^20 took up to 1.7x (v27), the
+        # host's path, not the kernels (sppark's harness, C++ with its GPU hot, needs none)
+        t = timer(partial(be.ntt, x, w), reps=11, warmup=20)
         passes = len(plan_passes(log_n))
         floor = share(products_per_element(log_n) * n, "fr")
         row(

@@ -11,6 +11,7 @@ import cuda_checks as K
 import numpy as np
 import pytest
 
+from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1
 from cuzk.algebra.fields import FR
 from cuzk.backends.cuda import CudaBackend
@@ -96,6 +97,36 @@ def test_ntt_small_passes_on_the_large_tile(be, rng, monkeypatch):
     monkeypatch.setattr(cuda_ntt, "SMALL_PASS_LOG", 0)
     assert cuda_ntt.pass_geometry(14)[0].threads == 256
     K.check_ntt(CudaBackend(runtime=be.rt), rng, [12, 14])
+
+
+def test_ntt_pass_buffer_is_shared_safely_between_threads(be, rng, monkeypatch):
+    # small transforms keep their between-pass buffer with the tables; concurrent callers take
+    # turns queueing their passes, so none reads another's half-done data
+    import threading
+
+    log_n = 12
+    w = C.root_of_unity(log_n)
+    xs = [FR.random(1 << log_n, rng) for _ in range(4)]
+    refs = [K.CPU.ntt(x, w) for x in xs]
+    fresh = CudaBackend(runtime=be.rt)
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        for _ in range(6):
+            if not np.array_equal(K.host(fresh, fresh.ntt(fresh.to_device(xs[k]), w)), refs[k]):
+                errors.append(f"thread {k}")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert fresh._ntt.tables(w, log_n).scratch is not None
+    monkeypatch.setattr(cuda_ntt, "SCRATCH_MAX_LOG", 0)  # off: a buffer per call, same results
+    off = CudaBackend(runtime=be.rt)
+    assert np.array_equal(K.host(off, off.ntt(off.to_device(xs[0]), w)), refs[0])
+    assert off._ntt.tables(w, log_n).scratch is None
 
 
 def test_ntt_rejects_bad_input(be):

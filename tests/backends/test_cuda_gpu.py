@@ -61,6 +61,7 @@ def test_ntt_from_a_new_thread(rng):
         {"OVERLAP": False},
         {"SWIZZLE_MAX_LOG": 0},
         {"SWIZZLE_MAX_LOG": 99},
+        {"SCRATCH_MAX_LOG": 0},
     ],
 )
 def test_ntt_variants(be, rng, monkeypatch, knobs):

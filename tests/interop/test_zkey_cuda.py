@@ -19,9 +19,7 @@ from cuzk.toggles import FULL_COPIES
 
 def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool, precompute: int = 1) -> None:
     zk = setup_zkey(r1cs, be)
-    pk = load_proving_key(
-        zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None, precompute=precompute
-    )
+    pk = load_proving_key(zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None, precompute=precompute)
     if precompute > 1:
         assert all(q.copies > 1 for q in (pk.a, pk.b_g1, pk.l, pk.h))
     res = prove(pk, [witness_array(w)])

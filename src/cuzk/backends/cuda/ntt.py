@@ -60,6 +60,14 @@ SWIZZLE_MAX_LOG = 8
 #: blocks are scheduled while the pass before runs its tail and wait in the kernel for its end,
 #: instead of the launch starting only after it (docs/GPU_NOTES.md v21)
 OVERLAP = True
+#: transforms of at most 2^SCRATCH_MAX_LOG points keep their between-pass buffer with the cached
+#: tables (one per root: 32 MiB at 2^20, 128 MiB at 2^22) instead of allocating it before the
+#: first launch: at 2^20 the host time before the first kernel is device idle time inside the
+#: call (~15-35 us against 250 us of kernels on the H200, docs/GPU_NOTES.md v27). The
+#: transforms that share one buffer hold the tables' lock while they queue their launches;
+#: stream order on the one compute stream keeps a later transform's first pass behind the last
+#: pass of the one before. 0 turns it off.
+SCRATCH_MAX_LOG = 22
 
 
 #: the kernel's argument block holds the sizes of at most this many passes
@@ -192,6 +200,12 @@ class _Tables:
         #: the prepared launches per (coset, inverse), so that a transform does no Python work
         #: beyond its launches
         self.plans: dict[tuple[int | None, bool], list[Launch]] = {}
+        #: the between-pass buffer of small transforms (SCRATCH_MAX_LOG), used under `lock`
+        self.scratch: Any = None
+        if log_n <= SCRATCH_MAX_LOG and len(plan_passes(log_n)) > 1:
+            rt.reserve(n * 32, f"the 2^{log_n} NTT's pass buffer")
+            self.scratch = rt.xp.empty((n, 4), dtype=np.uint64)
+        self.lock = Lock()
 
 
 @lru_cache(maxsize=64)
@@ -313,13 +327,19 @@ class CudaNtt:
         plan = tables.plans.get(key)
         if plan is None:
             plan = tables.plans[key] = self._plan(tables, log_n, coset, inverse)
-        src = a
-        last = len(plan) - 1
-        work = rt.empty_like(a) if last else None
-        out = None
+        if tables.scratch is not None:
+            with tables.lock:
+                return self._run(plan, a, tables.scratch)
+        return self._run(plan, a, rt.empty_like(a) if len(plan) > 1 else None)
+
+    def _run(self, plan: list[Launch], a: Any, work: Any) -> Any:
+        """Queue the passes: the first from `a` into `work`, the middle ones in place (each
+        writes back the index set it read), the last into a new array, allocated after the first
+        launch, while the device works."""
+        src, last, out = a, len(plan) - 1, None
         for p, (launch, _) in enumerate(plan):
-            if p == last:  # allocated after the first launch, while the device works
-                dst = out = rt.empty_like(a)
+            if p == last:
+                dst = out = self.rt.empty_like(a)
             else:
                 dst = work
             launch(src, dst)
