@@ -94,3 +94,22 @@ def test_a_load_whose_copies_do_not_fit_leaves_nothing(params: Parameters) -> No
     with pytest.raises(DeviceMemoryError, match="precomputed copies"):
         make_resident(params, work.topology(CIRCUIT), emu, g2_backend=CpuBackend(), precompute=4)
     assert emu.memory_info()["resident"] == 0
+
+
+@needs_cxx
+def test_the_local_prover_keeps_the_copies_it_is_given(params: Parameters) -> None:
+    # the job layer behind `bench single` / `bench ab` takes the toggle too, not only the engine
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.engine import LocalProver, ProofRequest
+
+    emu = CudaBackend(runtime=EmulatorRuntime())
+    local = LocalProver(emu, g2_backend=CpuBackend(), precompute=3)
+    request = ProofRequest(circuit=CIRCUIT, seed=2)
+    result = local.prove(request)  # every proof verified by the prover
+    key = local.resident(request)
+    assert all(q.copies == 3 for q in (key.h, key.l, key.a, key.b_g1))
+    assert verify(key.vk, result.public_inputs[0], result.proofs[0])
+    resident = emu.memory_info()["resident"]
+    assert resident == sum(q.nbytes + q.extra_bytes for q in (key.h, key.l, key.a, key.b_g1))
+    assert local.release(CIRCUIT) == 1
+    assert emu.memory_info()["resident"] == 0

@@ -96,7 +96,7 @@ class _Side:
         self.circuit = circuit
         self.backend = get_backend(backend_name)
         g2 = get_backend("cpu") if self.values["msm.g2_on"] == "cpu" else self.backend
-        self.prover = LocalProver(self.backend, g2_backend=g2)
+        self.prover = LocalProver(self.backend, g2_backend=g2, precompute=self.values["msm.precompute"])
 
     def run(self, seed: int) -> tuple[dict[str, float], Any]:
         from cuzk.engine import ProofRequest

@@ -69,7 +69,12 @@ def run_single(
     backend = get_backend(backend_name)
     backend.apply_toggles(values)
     g2_on_cpu = g2_on_cpu or (settings or {}).get("msm.g2_on") == "cpu"
-    local = LocalProver(backend, g2_backend=get_backend("cpu") if g2_on_cpu else backend, progress=say)
+    local = LocalProver(
+        backend,
+        g2_backend=get_backend("cpu") if g2_on_cpu else backend,
+        progress=say,
+        precompute=values["msm.precompute"],
+    )
     timelines = []
     load = Timeline()
     local.resident(ProofRequest(circuit=circuit_name, params_dir=params_dir), timeline=load)

@@ -57,10 +57,12 @@ class LocalProver:
         g2_backend: Backend | None = None,
         checked: bool = False,
         progress: Callable[[str], None] | None = None,
+        precompute: int = 1,
     ) -> None:
         self.backend = backend
         self.g2_backend = g2_backend or backend  # the CPU keeps finalize off the GPU
         self.checked = checked  # subgroup-check parameter files when loading them
+        self.precompute = precompute  # copies of the G1 query bases per resident key (msm.precompute)
         self.progress = progress or (lambda _m: None)
         self.loads = 0  # keys made resident so far (a key proved again is not loaded again)
         self._resident: dict[tuple[str, str | None], _Resident] = {}
@@ -124,7 +126,14 @@ class LocalProver:
                 timeline=tl,
             )
         with tl.span("make_resident"):
-            key = make_resident(params, topo, self.backend, g2_backend=self.g2_backend)
+            key = make_resident(
+                params,
+                topo,
+                self.backend,
+                g2_backend=self.g2_backend,
+                precompute=self.precompute,
+                progress=self.progress,
+            )
         return _Resident(key, circuit, params_dir)
 
     def _load_zkey(self, request: ProofRequest, tl: Timeline) -> _Resident:
@@ -133,7 +142,13 @@ class LocalProver:
 
         with tl.span("load_key"):
             self.progress(f"loading {request.zkey}")
-            key = load_proving_key(read_zkey(request.zkey or ""), self.backend, g2_backend=self.g2_backend)
+            key = load_proving_key(
+                read_zkey(request.zkey or ""),
+                self.backend,
+                g2_backend=self.g2_backend,
+                precompute=self.precompute,
+                progress=self.progress,
+            )
         return _Resident(key, None)
 
     @staticmethod
