@@ -1,0 +1,33 @@
+"""benchmarks/gpu.py on the host emulator: its ntt and msm1 sections (the precomputed-bases rows
+included) run end to end and their own checks pass, so the tool the device run depends on is
+not first found broken on the device."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cuzk.backends.cuda._emulator import host_compiler
+
+pytestmark = pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_emulated_benchmark_runs_and_checks(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu.py"), "--emulate", "--out", str(tmp_path),
+         "--skip", "checks,rate,msm2,spmv,tune"],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert all(c["ok"] for c in results["checks"].values()), results["checks"]
+    kinds = {t["kind"] for t in results["timings"]}
+    assert {"ntt", "msm_g1", "msm_g1_precomputed"} <= kinds
+    pre = [t for t in results["timings"] if t["kind"] == "msm_g1_precomputed"]
+    assert all(t["same_as_plain"] and t["copies"] > 1 and t["extra_gib"] >= 0 for t in pre)
