@@ -113,3 +113,18 @@ def test_the_local_prover_keeps_the_copies_it_is_given(params: Parameters) -> No
     assert resident == sum(q.nbytes + q.extra_bytes for q in (key.h, key.l, key.a, key.b_g1))
     assert local.release(CIRCUIT) == 1
     assert emu.memory_info()["resident"] == 0
+
+
+@needs_cxx
+def test_evicting_an_entry_frees_its_tables_at_once(params: Parameters) -> None:
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.engine.engine import _Loader
+    from cuzk.groth16.verifier import prepare
+
+    emu = CudaBackend(runtime=EmulatorRuntime())
+    srs = make_resident(params, work.topology(CIRCUIT), emu, g2_backend=CpuBackend(), precompute=2)
+    assert emu.memory_info()["resident"] > 0
+    resident = work.Resident(srs=srs, pvk=prepare(srs.vk), circuit=CIRCUIT, device=0)
+    _Loader(EngineConfig(backend="cpu")).unload((CIRCUIT, 0), resident)
+    assert emu.memory_info()["resident"] == 0
+    assert srs.h.table is None and srs.h.rows is None

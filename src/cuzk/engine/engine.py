@@ -529,7 +529,13 @@ class _Loader:
         )
 
     def unload(self, key: Hashable, value: Any) -> None:
-        pass  # the resident bases are freed with the last reference to them
+        """Free the entry's device bases now (no lease holds it: the manager unloads only idle
+        entries), so the backend's memory and its `resident` count drop at eviction, not at the
+        next garbage collection; precomputed copies can be tens of GiB."""
+        srs = value.srs
+        for backend, bases in ((srs.backend, (srs.h, srs.l, srs.a, srs.b_g1)), (srs.g2_backend, (srs.b_g2,))):
+            for b in bases:
+                backend.release(b)
 
 
 def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:
