@@ -532,10 +532,9 @@ class _Loader:
         """Free the entry's device bases now (no lease holds it: the manager unloads only idle
         entries), so the backend's memory and its `resident` count drop at eviction, not at the
         next garbage collection; precomputed copies can be tens of GiB."""
-        srs = value.srs
-        for backend, bases in ((srs.backend, (srs.h, srs.l, srs.a, srs.b_g1)), (srs.g2_backend, (srs.b_g2,))):
-            for b in bases:
-                backend.release(b)
+        from cuzk.groth16.srs import release_queries
+
+        release_queries(value.srs)
 
 
 def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:

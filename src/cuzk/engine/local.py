@@ -32,7 +32,7 @@ from cuzk.backends.base import Backend
 from cuzk.engine.request import ProofRequest
 from cuzk.groth16.api import load_or_create_parameters
 from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
-from cuzk.groth16.srs import make_resident
+from cuzk.groth16.srs import make_resident, release_queries
 from cuzk.instrument import Timeline
 
 
@@ -84,10 +84,7 @@ class LocalProver:
         """Drop the resident SRS of `key_name` (a circuit name or zkey path); how many keys went."""
         gone = [ident for ident in self._resident if ident[0] == key_name]
         for ident in gone:
-            key = self._resident.pop(ident).key
-            for be, bases in ((key.backend, (key.h, key.l, key.a, key.b_g1)), (key.g2_backend, (key.b_g2,))):
-                for b in bases:
-                    be.release(b)  # device memory now (a no-op on the host backend beyond the handle)
+            release_queries(self._resident.pop(ident).key)  # device memory now (the host: the handles)
         return len(gone)
 
     def params_dir(self, request: ProofRequest) -> Path | None:

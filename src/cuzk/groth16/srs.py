@@ -131,6 +131,14 @@ def load_queries(
     return dict(zip([*g1, *g2], [b for _, b in done], strict=True))
 
 
+def release_queries(key: Any) -> None:
+    """Free a proving key's resident bases now (a ResidentParameters or a zkey proving key: the
+    G1 queries on `key.backend`, b_g2 on `key.g2_backend`); releasing twice is a no-op."""
+    for backend, bases in ((key.backend, (key.h, key.l, key.a, key.b_g1)), (key.g2_backend, (key.b_g2,))):
+        for b in bases:
+            backend.release(b)
+
+
 def make_resident(
     params: Parameters,
     cs: ConstraintMatrices,
