@@ -239,8 +239,8 @@ class CudaBackend(Backend):
                 table = _msm.shifted_table(self.rt, curve, bases.rows, c, m, progress=progress)
             with self._lock:
                 self.rt.resident_bytes -= bases.extra_bytes
-                if table is None:
-                    bases.rows = bases.rows.copy() if bases.table is not None else bases.rows
+                if table is None:  # off again (the early return took the plain handle): out of the table
+                    bases.rows = bases.rows.copy()
                     bases.table, bases.window, bases.copies, bases.extra_bytes = None, 0, 1, 0
                 else:
                     bases.rows = table[: bases.n]

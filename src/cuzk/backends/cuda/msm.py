@@ -129,7 +129,7 @@ class MsmPlan:
 
     @property
     def sets(self) -> int:
-        return -(-self.windows // self.copies)
+        return bucket_sets(self.c, self.copies)
 
     @property
     def total_buckets(self) -> int:
@@ -172,9 +172,8 @@ def make_plan(
     chunk = max(1, -(-n // k))
     if chunk * W >= 1 << 32:
         raise ValueError(f"an MSM chunk of {chunk} points x {W} windows overflows 32-bit offsets")
-    sets = -(-W // copies)
     # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
-    seg = 1 << max(0, min(c - 1, ((sets * B) // SEGMENT_THREADS).bit_length() - 1))
+    seg = 1 << max(0, min(c - 1, ((bucket_sets(c, copies) * B) // SEGMENT_THREADS).bit_length() - 1))
     return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg, copies=copies, stride=stride)
 
 
