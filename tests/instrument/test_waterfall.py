@@ -10,7 +10,7 @@ import pytest
 
 from cuzk.cli.main import main
 from cuzk.errors import FormatError
-from cuzk.instrument.waterfall import build, colour, merged_length, read_jsonl, render
+from cuzk.instrument.waterfall import build, colour, read_jsonl, render
 from tools.headless import chromium, elements, open_page
 
 
@@ -41,8 +41,10 @@ def test_lanes_busy_and_critical_path() -> None:
         "worker 1",
     ]  # device lanes first; lock_wait stays on its worker
     assert wf.window == pytest.approx(5.5)
-    # device 0 is busy from 2.0 to 5.0 (relative): 3 s of 5.5, the overlap counted once
-    assert wf.busy == {"device 0": pytest.approx(3.0 / 5.5)}
+    # busy over the steady window, a's completion (3.5) to b's (5.5): b's msm_h 3.5-5.0, the
+    # overlapping msm_a counted once (cuzk.instrument.busy, the one definition)
+    assert wf.busy == {"device 0": pytest.approx(1.5 / 2.0)}
+    assert wf.figures["0"].steady and not wf.figures["0"].clocked
     names = [(b.name, b.job) for b in wf.critical]
     assert names[-1] == ("epilogue", "b")
     # b's lock wait is not the cause: a's kernels holding the device are
@@ -61,14 +63,8 @@ def test_busy_comes_from_the_device_clock_where_the_timeline_has_it() -> None:
     wf = build(spans)
     assert wf.lanes[:2] == ["device 0", "device 0 busy"]
     assert "worker 2" in wf.lanes  # gpu_prepare
-    assert wf.busy == {"device 0 busy": pytest.approx(1.8 / 5.5)}
+    assert wf.busy == {"device 0 busy": pytest.approx(1.0 / 2.0)}  # 13.6-14.6 inside 13.5-15.5
     assert all(b.name != "device_busy" for b in wf.critical)  # the clock repeats kernels, bounds nothing
-
-
-def test_merged_length() -> None:
-    assert merged_length([]) == 0
-    assert merged_length([(0, 1), (0.5, 2), (3, 4)]) == pytest.approx(3.0)
-    assert merged_length([(0, 10), (1, 2), (3, 4)]) == pytest.approx(10.0)
 
 
 def test_bad_timelines_are_format_errors(tmp_path: Path) -> None:
@@ -113,7 +109,7 @@ def test_html_is_one_self_contained_file(tmp_path: Path) -> None:
     assert refs == []  # no scripts, styles or images fetched from anywhere
     phases = {e.attrs.get("data-phase") for e in elements(text, tag="rect")}
     assert {"synthesis", "msm_h", "epilogue", "lock_wait"} <= phases
-    assert "device 0 (55% busy)" in text
+    assert "device 0 (75% busy)" in text
 
 
 @pytest.mark.skipif(chromium() is None, reason="no chromium on PATH (Debian: apt-get install chromium)")
@@ -127,7 +123,7 @@ def test_html_opens_in_headless_chromium(tmp_path: Path, capsys: pytest.CaptureF
     page = open_page(out.as_uri(), budget_ms=1000)
     assert page.console == [] and page.requests == []  # no script error; one self-contained file
     lanes = [e.text for e in elements(page.dom, within="waterfall", cls="lane")]
-    assert lanes == ["device 0 (55% busy)", "worker 0", "worker 1"]
+    assert lanes == ["device 0 (75% busy)", "worker 0", "worker 1"]
     labels = {e.text for e in elements(page.dom, within="waterfall", cls="label")}
     assert labels == {"a/p0", "b/p0"}  # job and partition labels
     rects = elements(page.dom, within="waterfall", tag="rect", cls="bar")
@@ -154,7 +150,10 @@ def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tl.write_text("".join(json.dumps(s) + "\n" for s in two_job_pipeline()))
     assert main(["timeline", "render", str(tl), "-o", str(tmp_path / "w.png")]) == 0
     out = capsys.readouterr().out
-    assert "device 0 54.5% busy" in out and "critical path:" in out
+    assert (
+        "GPU busy 75.0% (device lane: no lock, no clock; first to last job completion)" in out
+        and "critical path:" in out
+    )
     assert (tmp_path / "w.png").stat().st_size > 1000
     assert main(["timeline", "render", str(tl), "-o", str(tmp_path / "w.svg")]) == 2
     assert main(["timeline", "render", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "x.png")]) == 2

@@ -3,8 +3,8 @@
 The engine run gives per-job lines (latency, queue wait, synthesis, GPU-lock
 and finalize time, device) and a summary: steady-state seconds per job (the
 spacing of completions after the first, so start-up is not counted), proofs
-per minute, GPU busy (the device clock's runs, merged; the lock's holds on the
-CPU backend) over the run and over the steady state, peak RSS of this process
+per minute, GPU busy (cuzk.instrument.busy, from the run's own timeline: the figure the
+waterfall and `timeline idle` of that timeline print), peak RSS of this process
 and of its synthesis workers, and queue waits. Then the same
 jobs (same seeds) are proved in this process without the pipeline, and the
 ratio of the two wall times is the pipeline's gain. Parameters are loaded and
@@ -103,13 +103,36 @@ def progress_bar(con: Any, label: str, count: int) -> Iterator[tuple[Any, Any]]:
         yield bar, bar.add_task("jobs", total=count)
 
 
+def job_name(j: int) -> str:
+    """The engine request id of job `j`: how the job is named in its timeline, waterfall and idle report."""
+    return f"job-{j}"
+
+
+def busy_figures(timelines: list[Any]) -> dict[str, Any]:
+    """GPU busy of the run from its timelines, by cuzk.instrument.busy (what the waterfall shows)."""
+    from cuzk.instrument.busy import device_busy, headline
+    from cuzk.instrument.waterfall import build
+
+    records = [rec for tl in timelines for rec in tl.records()]
+    if not records:
+        return {}
+    figures = device_busy(build(records).bars)
+    if not figures:
+        return {}
+    return {
+        "gpu_busy": sum(b.fraction for b in figures.values()) / len(figures),
+        "gpu_busy_devices": {d: b.fraction for d, b in figures.items()},
+        "gpu_busy_line": headline(figures),
+    }
+
+
 def job_line(row: dict[str, Any]) -> str:
     """One job's line: its status, latency and the phase times known for it (None: not measured)."""
     parts = [f"{name} {row[key]:.3f}" for name, key in _PHASES if row.get(key) is not None]
     if row.get("devices") is not None:
         parts[-1] += f"; device {row['devices']}"
     return (
-        f"job {row['job']:3d} seed {row['seed']}: {row['status']} in {row['latency_s']:.3f} s ({', '.join(parts)})"
+        f"{job_name(row['job'])} seed {row['seed']}: {row['status']} in {row['latency_s']:.3f} s ({', '.join(parts)})"
         + (f": {row['error']}" if row.get("error") else "")
     )
 
@@ -189,7 +212,9 @@ def run_batch(
             nxt = 0
             while nxt < count or handles:
                 while nxt < count and len(handles) < window:
-                    req = ProofRequest(circuit=circuit, seed=seeds[nxt], partitions=partitions)
+                    req = ProofRequest(  # the job's name in timelines and waterfalls: its number here
+                        circuit=circuit, seed=seeds[nxt], partitions=partitions, request_id=job_name(nxt)
+                    )
                     handles.append((nxt, engine.submit(req), time.perf_counter()))
                     nxt += 1
                 j, h, submitted = handles.pop(0)
@@ -208,10 +233,7 @@ def run_batch(
                 bar.console.print(job_line(row), soft_wrap=True)
                 bar.advance(task)
         t1 = time.perf_counter()
-        out["gpu_busy"] = engine.gpu_busy(t0, t1)
-        finished = sorted(r["done_s"] for r in rows)
-        if len(finished) > 1 and finished[-1] > finished[0]:  # the steady-state seconds per job's window
-            out["gpu_busy_steady"] = engine.gpu_busy(t0 + finished[0], t0 + finished[-1])
+        out.update(busy_figures(timelines))
         out["memory_peak"] = engine.budget.peak()
         out["memory_budget"] = engine.budget.total
         workers_hwm = [_peak_rss_mib(pid) for pid in engine.status()["synthesis_workers"]["pids"]]
@@ -283,12 +305,7 @@ def print_summary(res: dict[str, Any]) -> None:
     from cuzk.cli.output import console
 
     con = console()
-    busy = ""
-    if "gpu_busy" in res:
-        steady = res.get("gpu_busy_steady")
-        busy = f"GPU busy {100 * res['gpu_busy']:.1f}%" + (
-            f" ({100 * steady:.1f}% in the steady state); " if steady is not None else "; "
-        )
+    busy = f"{res['gpu_busy_line']}; " if "gpu_busy_line" in res else ""
     con.print(
         f"{res['mode']}: {res['count']} job(s) in {res['wall_s']:.3f} s ({res['wall_s_per_job']:.3f} s per job); "
         f"steady state {res['steady_s_per_job']:.3f} s per job (between first and last completion); "

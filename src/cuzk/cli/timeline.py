@@ -50,14 +50,17 @@ def _positive_ms(text: str) -> float:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from cuzk.instrument.busy import headline
     from cuzk.instrument.waterfall import read_jsonl, render
 
     check_output_paths(args.out)
     records = read_jsonl(args.timeline)
     wf = render(records, args.out, title=args.title or args.timeline.name)
     con = console()
-    busy = ", ".join(f"{lane} {frac * 100:.1f}% busy" for lane, frac in wf.busy.items()) or "no device spans"
-    con.print(f"{len(wf.bars)} spans on {len(wf.lanes)} lanes over {wf.window:.3f} s; {busy}")
+    con.print(
+        f"{len(wf.bars)} spans on {len(wf.lanes)} lanes over {wf.window:.3f} s; {headline(wf.figures)}",
+        soft_wrap=True,
+    )
     con.print("critical path: " + " -> ".join(b.name for b in wf.critical))
     con.print(f"wrote {args.out}")
     return 0

@@ -21,9 +21,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuzk.errors import FormatError
-from cuzk.instrument.waterfall import DEVICE_BUSY, Bar, build
+from cuzk.instrument.busy import (
+    CLOCK,
+    DEVICE_BUSY,
+    LOCK,
+    busy_fraction,
+    device_intervals,
+    merged,
+    merged_seconds,
+    steady_window,
+)
+from cuzk.instrument.waterfall import Bar, build
 
-LOCK = "device_lock"
 #: a gap "ended with" a span that ended this close to it (seconds)
 RELEASE_TOLERANCE = 0.001
 OUTSIDE = "(in the hold, outside a phase)"
@@ -95,22 +104,8 @@ class DeviceIdle:
         }
 
 
-def _union(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[list[float]] = []
-    for s, e in sorted(intervals):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
-
-
 def _clip(intervals: Sequence[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]]:
     return [(max(s, lo), min(e, hi)) for s, e in intervals if e > lo and s < hi]
-
-
-def _length(intervals: Sequence[tuple[float, float]]) -> float:
-    return sum(e - s for s, e in intervals)
 
 
 def _holes(lo: float, hi: float, busy: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -123,18 +118,6 @@ def _holes(lo: float, hi: float, busy: Sequence[tuple[float, float]]) -> list[tu
     if cursor < hi:
         holes.append((cursor, hi))
     return holes
-
-
-def steady_window(bars: Sequence[Bar]) -> tuple[float, float] | None:
-    """First to last job completion (a job completes with its last span); None below two jobs."""
-    ends: dict[str, float] = {}
-    for b in bars:
-        if b.job:
-            ends[b.job] = max(ends.get(b.job, b.end), b.end)
-    if len(ends) < 2:
-        return None
-    done = sorted(ends.values())
-    return (done[0], done[-1]) if done[-1] > done[0] else None
 
 
 def analyse(
@@ -162,21 +145,20 @@ def analyse(
         if b.depth >= 1:
             phases_of_job[b.job].append(b)
     ends = sorted((b for b in wf.bars if b.name != DEVICE_BUSY), key=lambda b: b.end)
+    busy_of = device_intervals(wf.bars)  # the busy % of cuzk.instrument.busy, over this window
     out = []
     for device in sorted(holds_of):
         holds = sorted(holds_of[device], key=lambda b: b.start)
         in_window = [(h, _held_phases(phases_of_job[h.job], h)) for h in holds if _inside(h, lo, hi)]
-        busy_bars = [b for b in wf.bars if b.name == DEVICE_BUSY and b.lane == f"device {device} busy"]
-        clocked = bool(busy_bars)
-        busy = _union([(b.start, b.end) for b in busy_bars] if clocked else [(h.start, h.end) for h in holds])
-        held = _union([(h.start, h.end) for h in holds])
-        span = hi - lo
+        intervals, source = busy_of[device]
+        clocked = source == CLOCK
+        busy = merged(intervals)
         out.append(
             DeviceIdle(
                 device=device,
                 window=window,
-                held=_length(_clip(held, lo, hi)) / span if span > 0 else 0.0,
-                busy=_length(_clip(busy, lo, hi)) / span if span > 0 else 0.0,
+                held=busy_fraction([(h.start, h.end) for h in holds], lo, hi),
+                busy=busy_fraction(busy, lo, hi),
                 phases=_phases(in_window, busy),
                 gaps=_gaps(in_window, busy, ends, min_gap),
                 min_gap=min_gap,
@@ -206,7 +188,7 @@ def _phases(held: Sequence[tuple[Bar, list[Bar]]], busy: Sequence[tuple[float, f
     rows = []
     for name, bs in spans.items():
         walls = [b.seconds for b in bs]
-        busys = [_length(_clip(busy, b.start, b.end)) for b in bs]
+        busys = [merged_seconds(busy, b.start, b.end) for b in bs]
         rows.append(
             PhaseIdle(
                 phase=name,

@@ -14,10 +14,10 @@ the worker's lane; every other span goes to its worker's lane (``worker``, else
 ``pid``, else ``main``). An explicit ``lane`` attribute wins: the engine's
 ``device_busy`` spans, measured on the device's clock, sit on "device N busy".
 
-GPU busy % is measured from merged device intervals (overlapping spans on one
-device count once) over the run's window, first start to last end: from the
-``device_busy`` lanes where a timeline has them, else from the device lanes
-(a CPU backend's, or a timeline written before the device clock).
+GPU busy % is cuzk.instrument.busy's, the one definition every view shares:
+merged device intervals (the ``device_busy`` clock where a timeline has it,
+else the lock's holds) over the steady window (first to last job completion),
+or over the whole run when fewer than two jobs complete.
 
 The critical path is found backwards from the span that ends last: each step
 takes, among the spans that end no later than the current one starts, the one
@@ -30,12 +30,13 @@ import hashlib
 import html
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cuzk.errors import FormatError
+from cuzk.instrument.busy import DEVICE_BUSY, Busy, device_busy
 
 #: Phase colours, fixed so that one phase looks the same in every waterfall.
 PHASE_COLOURS: dict[str, str] = {
@@ -103,7 +104,8 @@ class Waterfall:
     lanes: list[str]  # device lanes first, then worker lanes, each in first-use order
     window: float  # seconds from the first start to the last end
     critical: list[Bar]
-    busy: dict[str, float]  # device lane -> busy fraction of the window
+    busy: dict[str, float]  # device lane -> busy fraction (cuzk.instrument.busy: the one definition)
+    figures: dict[str, Busy] = field(default_factory=dict)  # device -> its busy figure and window
 
     def phases(self) -> list[str]:
         return list(dict.fromkeys(b.name for b in self.bars))
@@ -149,8 +151,6 @@ def _number(rec: Mapping[str, Any], key: str, where: str) -> float:
 
 #: spans with a device attribute that are host work beside the device, drawn on the worker's lane
 _WORKER_SIDE = frozenset({"lock_wait", "gpu_prepare"})
-#: the span name of device-clock intervals (cuzk.engine.gpu)
-DEVICE_BUSY = "device_busy"
 
 
 def lane_of(rec: Mapping[str, Any]) -> str:
@@ -166,21 +166,6 @@ def lane_of(rec: Mapping[str, Any]) -> str:
         if value is not None and value != "":
             return f"{key} {value}"
     return "main"
-
-
-def merged_length(intervals: Iterable[tuple[float, float]]) -> float:
-    """Total length covered by the intervals, overlaps counted once."""
-    total, cur_start, cur_end = 0.0, None, None
-    for s, e in sorted(intervals):
-        if cur_end is None or s > cur_end:
-            if cur_end is not None and cur_start is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = s, e
-        else:
-            cur_end = max(cur_end, e)
-    if cur_end is not None and cur_start is not None:
-        total += cur_end - cur_start
-    return total
 
 
 def critical_path(bars: Sequence[Bar]) -> list[Bar]:
@@ -238,15 +223,11 @@ def build(records: Sequence[Mapping[str, Any]], *, source: str = "timeline") -> 
     window = max(b.end for b in bars)
     first_use = list(dict.fromkeys(b.lane for b in bars))
     lanes = sorted(first_use, key=lambda lane: (not lane.startswith("device"), first_use.index(lane)))
-    clocked = {b.lane for b in bars if b.name == DEVICE_BUSY}
-    busy = {
-        lane: (
-            merged_length((b.start, b.end) for b in bars if b.lane == lane) / window if window > 0 else 0.0
-        )
-        for lane in lanes
-        if (lane in clocked if clocked else lane.startswith("device"))
-    }
-    return Waterfall(bars=bars, lanes=lanes, window=window, critical=critical_path(bars), busy=busy)
+    figures = device_busy(bars)
+    busy = {(f"device {d} busy" if b.clocked else f"device {d}"): b.fraction for d, b in figures.items()}
+    return Waterfall(
+        bars=bars, lanes=lanes, window=window, critical=critical_path(bars), busy=busy, figures=figures
+    )
 
 
 def render_png(wf: Waterfall, out: str | os.PathLike[str], *, title: str = "") -> None:
