@@ -84,3 +84,19 @@ def test_unwritable_outputs_are_refused_before_proving(params_dir, tmp_path, cap
     assert main([*args, "--out", str(tmp_path), "--public-out", str(tmp_path / "q.json")]) == 2
     assert "is a directory" in capsys.readouterr().err
     assert not (tmp_path / "q.json").exists()
+
+
+def test_timeline_idle_answers_for_a_single_proof(params_dir, tmp_path, capsys):
+    """The README's "Finding a regression" block as written: `cuzk prove --timeline run.jsonl`, then
+    `cuzk timeline idle run.jsonl` (issue 29: it exited 2, "no 'device_lock' spans")."""
+    run = tmp_path / "run.jsonl"
+    args = ["prove", "--circuit", CIRCUIT, "--params", str(params_dir), "--backend", "cpu"]
+    assert main([*args, "--timeline", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["timeline", "idle", str(run), "--json", str(tmp_path / "idle.json")]) == 0
+    out = capsys.readouterr().out
+    assert "one proof, phases in turn (no engine lock)" in out and "  synthesis: " in out
+    (report,) = json.loads((tmp_path / "idle.json").read_text())
+    names = {h["phase"] for h in report["host"]}
+    assert "synthesis" in names and not names & {"ntt_h", "msm_h", "topology", "load_params"}
+    assert 0 < report["device_s"] < report["window_s"] and 0 < report["busy"] < 1

@@ -120,3 +120,28 @@ def test_the_summary_bench_batch_prints() -> None:
     assert lines and "1 ended with gpu_prepare" in lines[-1]
     assert summary([s for s in recs if s["name"] != "device_busy"]) == []  # no clock: nothing to explain
     assert summary([_span("synthesis", 0, 5, "a", "w")]) == []  # nothing ran on a device
+
+
+def test_a_single_proof_names_the_host_phases_the_device_waits_through() -> None:
+    """A `cuzk prove` timeline has no lock holds: its phases run in turn, so the device's idle
+    time is the host phases between its own; set-up before the proof is not counted."""
+    recs = [
+        {"name": "topology", "start": 0.0, "end": 1.0, "depth": 0, "job": "prove"},
+        {"name": "load_params", "start": 1.0, "end": 3.0, "depth": 0, "job": "prove"},
+        {"name": "synthesis", "start": 3.0, "end": 4.0, "depth": 0, "job": "prove"},
+        {"name": "witness", "start": 3.0, "end": 3.5, "depth": 1, "job": "prove"},
+        {"name": "ntt_h", "start": 4.0, "end": 4.5, "depth": 0, "job": "prove"},
+        {"name": "msm_h", "start": 4.5, "end": 6.0, "depth": 0, "job": "prove"},
+        {"name": "epilogue", "start": 6.0, "end": 6.5, "depth": 0, "job": "prove"},
+    ]
+    from cuzk.instrument.idle import analyse_single, describe_single, has_holds
+
+    assert not has_holds(recs) and has_holds(_two_workers())
+    r = analyse_single(recs)
+    assert r.window == (3.0, 6.5) and r.setup_s == pytest.approx(3.0)
+    assert r.device_s == pytest.approx(2.0) and r.host == [("synthesis", 1.0), ("epilogue", 0.5)]
+    text = "\n".join(describe_single(r))
+    assert "device phases (ntt, msm): 2.000 s, 57.1%; the device waits 1.500 s" in text
+    assert "  synthesis: 1.000 s (28.6%)" in text
+    with pytest.raises(FormatError, match="no proving spans"):
+        analyse_single(recs[:2])

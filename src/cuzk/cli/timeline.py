@@ -22,10 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_render)
     i = cmds.add_parser(
         "idle",
-        help="where the device sat idle inside the lock's holds, by phase, and what each gap ended with",
+        help="where the device sat idle inside the lock's holds, by phase, and what each gap ended with "
+        "(for a single proof: the host phases the device waits through)",
     )
     i.add_argument(
-        "timeline", type=input_file, help="a JSON-lines timeline of the engine (`bench batch --timeline`)"
+        "timeline",
+        type=input_file,
+        help="a JSON-lines timeline: the engine's (`bench batch --timeline`) or one proof's (`prove --timeline`)",
     )
     i.add_argument(
         "--min-gap-ms", type=_positive_ms, default=5.0, help="shortest idle gap reported (default 5)"
@@ -69,18 +72,27 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_idle(args: argparse.Namespace) -> int:
     import json
 
-    from cuzk.instrument.idle import analyse, describe
+    from cuzk.instrument.idle import analyse, analyse_single, describe, describe_single, has_holds
     from cuzk.instrument.waterfall import read_jsonl
 
     if args.json is not None:
         check_output_paths(args.json)
+    records = read_jsonl(args.timeline)
+    con = console()
+    if not has_holds(records):  # a single proof (`cuzk prove --timeline`): phases one after another
+        single = analyse_single(records, source=str(args.timeline))
+        for line in describe_single(single):
+            con.print(line, highlight=False, soft_wrap=True)
+        if args.json is not None:
+            args.json.write_text(json.dumps([single.as_dict()], indent=2) + "\n")
+            con.print(f"wrote {args.json}")
+        return 0
     reports = analyse(
-        read_jsonl(args.timeline),
+        records,
         min_gap=args.min_gap_ms / 1e3,
         steady=not args.all,
         source=str(args.timeline),
     )
-    con = console()
     for r in reports:
         table = Table(title=f"device {r.device}: inside the lock's holds (medians)")
         for col in ("phase", "n", "wall ms", "device busy ms", "idle ms"):

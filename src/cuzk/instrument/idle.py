@@ -260,6 +260,93 @@ def describe(report: DeviceIdle) -> list[str]:
     return lines
 
 
+#: set-up spans of a single proof (`cuzk prove`): before the proof, not part of its window
+SETUP = frozenset({"topology", "load_params", "make_resident", "srs_load"})
+
+
+def is_device_phase(name: str) -> bool:
+    """A prover phase that runs on the device (the NTT and the MSMs, and a GPU's copies)."""
+    return name.startswith(("ntt", "msm")) or name in {"gpu", "upload", "download"}
+
+
+def has_holds(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the timeline has device-lock holds (an engine run), which `analyse` needs."""
+    return any(r.get("name") == LOCK for r in records)
+
+
+@dataclass(frozen=True)
+class SingleIdle:
+    """A timeline without lock holds (`cuzk prove`): its phases run one after another, so the
+    device waits for every host phase between its own; this is the time it waits, by phase."""
+
+    window: tuple[float, float]  # the proof: first non-set-up span's start to the last end
+    device_s: float  # device phases, merged
+    host: list[tuple[str, float]]  # top-level host phases in the window: name, seconds (summed)
+    setup_s: float  # set-up before the window (topology, parameters), not counted
+
+    @property
+    def seconds(self) -> float:
+        return self.window[1] - self.window[0]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mode": "single",
+            "window_s": round(self.seconds, 6),
+            "device_s": round(self.device_s, 6),
+            "busy": round(self.device_s / self.seconds, 4) if self.seconds > 0 else 0.0,
+            "host": [{"phase": n, "seconds": round(t, 6)} for n, t in self.host],
+            "setup_s": round(self.setup_s, 6),
+        }
+
+
+def analyse_single(records: Sequence[Mapping[str, Any]], *, source: str = "timeline") -> SingleIdle:
+    """Device time and the host phases it waits for, in a timeline of phases run in turn."""
+    bars = build(records, source=source).bars
+    top = [b for b in bars if b.depth == 0]
+    setup = [b for b in top if b.name in SETUP]
+    proof = [b for b in top if b.name not in SETUP]
+    if not proof:
+        raise FormatError(f"{source}: no proving spans after the set-up (topology, load_params)")
+    lo, hi = min(b.start for b in proof), max(b.end for b in proof)
+    device = [(b.start, b.end) for b in bars if is_device_phase(b.name)]
+    if not device:
+        raise FormatError(
+            f"{source}: no {LOCK!r} spans and no device phases (ntt, msm): nothing ran on a device; "
+            "record a proof (`cuzk prove --timeline FILE`) or an engine run (`cuzk bench batch --timeline FILE`)"
+        )
+    host: dict[str, float] = {}
+    for b in proof:
+        if not is_device_phase(b.name):
+            host[b.name] = host.get(b.name, 0.0) + b.seconds
+    return SingleIdle(
+        window=(lo, hi),
+        device_s=merged_seconds(device, lo, hi),
+        host=sorted(host.items(), key=lambda kv: -kv[1]),
+        setup_s=merged_seconds([(b.start, b.end) for b in setup], 0.0, lo),
+    )
+
+
+def describe_single(report: SingleIdle) -> list[str]:
+    """Plain lines for a single proof: device time, and the host phases the device waits through."""
+    span = report.seconds
+    share = report.device_s / span * 100 if span > 0 else 0.0
+    idle = span - report.device_s
+    lines = [
+        f"one proof, phases in turn (no engine lock): {span:.3f} s proving "
+        f"(after {report.setup_s:.3f} s of set-up, not counted)",
+        f"device phases (ntt, msm): {report.device_s:.3f} s, {share:.1f}%; "
+        f"the device waits {idle:.3f} s for the host:",
+    ]
+    for name, seconds in report.host:
+        pct = seconds / span * 100 if span > 0 else 0.0
+        lines.append(f"  {name}: {seconds:.3f} s ({pct:.1f}%)")
+    lines.append(
+        "the engine overlaps these with other partitions' device work; for the idle gaps inside its "
+        "device lock: `cuzk bench batch --circuit NAME --count 8 --timeline run.jsonl`, then this command"
+    )
+    return lines
+
+
 def summary(records: Sequence[Mapping[str, Any]], *, min_gap: float = 0.005) -> list[str]:
     """`describe` for each device with a clock and idle gaps over the steady window; else nothing
     (what `bench batch` prints after its figures, so a shortfall of GPU busy comes explained)."""
@@ -270,4 +357,16 @@ def summary(records: Sequence[Mapping[str, Any]], *, min_gap: float = 0.005) -> 
     return [line for r in reports if r.clocked and r.gaps for line in describe(r)]
 
 
-__all__ = ["DeviceIdle", "Gap", "PhaseIdle", "analyse", "describe", "steady_window", "summary"]
+__all__ = [
+    "DeviceIdle",
+    "Gap",
+    "PhaseIdle",
+    "SingleIdle",
+    "analyse",
+    "analyse_single",
+    "describe",
+    "describe_single",
+    "has_holds",
+    "steady_window",
+    "summary",
+]
