@@ -20,10 +20,10 @@ def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
     config.reload()
 
 
-def _report(tmp_path: Path, a: str, b: str) -> tuple[int, dict]:
+def _report(tmp_path: Path, a: str, b: str, runs: int = 5) -> tuple[int, dict]:
     out = tmp_path / "report.json"
     code = main(
-        ["bench", "ab", "--circuit", "porep-tiny", "--backend", "cpu", "--a", a, "--b", b, "--runs", "3",
+        ["bench", "ab", "--circuit", "porep-tiny", "--backend", "cpu", "--a", a, "--b", b, "--runs", str(runs),
          "--out-dir", str(tmp_path / "ab"), "--json", str(out), "--timeline", str(tmp_path / "ab.jsonl")]
     )  # fmt: skip
     return code, json.loads(out.read_text())
@@ -48,9 +48,25 @@ def test_a_against_a_compares_every_phase_and_names_no_toggle(tmp_path: Path) ->
     assert report["differing"] == []
     phases = [p["phase"] for p in report["phases"]]
     assert {"synthesis", "msm_h", "msm_l", "verify"} <= set(phases) and phases[-1] == "total"
-    assert all(p["verdict"] in ("within noise", "regressed", "improved") for p in report["phases"])
+    for p in report["phases"]:  # whatever the machine did, no verdict contradicts the band it prints
+        assert p["verdict"] in ("within noise", "regressed", "improved")
+        sign = {"regressed": 1, "improved": -1}.get(p["verdict"])
+        if sign is None:
+            assert abs(p["delta_ms"]) <= p["band_ms"]
+        else:
+            assert sign * p["delta_ms"] > p["band_ms"]
     total = report["phases"][-1]
     assert code == (1 if total["verdict"] == "regressed" else 0)
+
+
+def test_identical_a_and_b_with_three_runs_say_too_few_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29's case: `--runs 3`, A and B identical; no phase is judged and the exit is 0."""
+    code, report = _report(tmp_path, "", "", runs=3)
+    assert code == 0 and report["too_few_runs"] and not report["regressed"]
+    assert {p["verdict"] for p in report["phases"]} == {"too few runs"}
+    assert "too few runs: 3 per side cannot estimate the noise" in capsys.readouterr().out
 
 
 def test_engine_only_toggles_need_the_engine(capsys: pytest.CaptureFixture[str]) -> None:

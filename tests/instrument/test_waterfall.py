@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -157,3 +158,66 @@ def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (tmp_path / "w.png").stat().st_size > 1000
     assert main(["timeline", "render", str(tl), "-o", str(tmp_path / "w.svg")]) == 2
     assert main(["timeline", "render", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "x.png")]) == 2
+
+
+def single_proof() -> list[dict]:
+    """A `cuzk prove` timeline: one job ("prove"), every phase on one lane."""
+    names = ["topology", "load_params", "synthesis", "ntt_h", "msm_h", "msm_b_g2", "epilogue", "verify"]
+    return [_span(n, float(i), i + 1.0, job="prove") for i, n in enumerate(names)]
+
+
+def test_a_single_lane_render_keeps_the_legend_off_the_axis() -> None:
+    """Issue 29: on one lane the legend sat over the axis's tick labels and title."""
+    import matplotlib.pyplot as plt
+
+    from cuzk.instrument.waterfall import png_figure
+
+    for records in (single_proof(), two_job_pipeline()):
+        fig = png_figure(build(records), title="t")
+        renderer = fig.canvas.get_renderer()
+        axis = fig.axes[0].get_tightbbox(renderer)  # bars, tick labels, "seconds"
+        (legend,) = fig.legends
+        box = legend.get_window_extent(renderer)
+        assert box.y1 < axis.y0 and box.y0 >= 0  # under the axis, inside the figure
+        plt.close(fig)
+
+
+def test_bars_are_labelled_by_phase_in_a_single_proof_and_by_job_in_a_batch() -> None:
+    from cuzk.instrument.waterfall import bar_labels
+
+    wf = build(single_proof())
+    texts = [t for _, t in bar_labels(wf, px_per_s=100, char_px=6)]
+    assert texts == [
+        "topology",
+        "load_params",
+        "synthesis",
+        "ntt_h",
+        "msm_h",
+        "msm_b_g2",
+        "epilogue",
+        "verify",
+    ]
+    wf = build(two_job_pipeline())
+    assert {t for _, t in bar_labels(wf, px_per_s=100, char_px=6)} == {"a/p0", "b/p0"}
+
+
+def test_labels_on_short_partitions_fit_their_bars_and_never_overlap() -> None:
+    from cuzk.instrument.waterfall import bar_labels
+
+    # forty partitions of 10-50 ms on one device lane, each labelled "job-N/pK" (8-9 characters)
+    recs, t = [], 0.0
+    for j in range(40):
+        d = 0.01 + 0.04 * (j % 5) / 4
+        recs.append(_span("device_lock", t, t + d, job=f"job-{j // 2}", device=0, partition=j % 2))
+        t += d
+    wf = build(recs)
+    px, char = 2000.0, 6.0  # 20-100 px bars, 56-62 px labels
+    drawn = bar_labels(wf, px_per_s=px, char_px=char)
+    assert 0 < len(drawn) < 40  # the long ones are labelled, the short ones are not
+    extents = []
+    for b, text in drawn:
+        need = len(text) * char
+        assert need <= b.seconds * px  # inside its bar
+        mid = (b.start + b.seconds / 2) * px
+        extents.append((mid - need / 2, mid + need / 2))
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(extents))

@@ -8,7 +8,8 @@ both), on the same instance seeds. Per phase it prints A's and B's medians,
 the delta, the noise band estimated from the repeats and a verdict
 (cuzk.instrument.abtest); it names the toggles that differ and writes both
 waterfalls. Exit status 1 when B's total regresses beyond the noise band, so
-it can guard CI; `--json` writes the report.
+it can guard CI; `--json` writes the report. Below 5 runs per side every
+verdict is "too few runs" (the noise cannot be estimated) and the exit is 0.
 
 Single-proof mode proves through two LocalProvers (parameters resident, one
 per side); `--engine` runs batches of `--count` jobs through two engines and
@@ -35,6 +36,7 @@ from cuzk.cli.output import (
     positive_int,
     write_timeline,
 )
+from cuzk.instrument.abtest import MIN_RUNS
 
 #: toggles that act only inside the engine (no effect on one proof in the caller's thread)
 ENGINE_ONLY = (
@@ -52,7 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--a", default="", help="settings of side A: 'key=value ...' (default: the defaults)")
     p.add_argument("--b", default="", help="settings of side B: 'key=value ...'")
     p.add_argument(
-        "--runs", type=positive_int, default=5, help="timed runs per side after a warm-up (default 5)"
+        "--runs",
+        type=positive_int,
+        default=MIN_RUNS,
+        help=f"timed runs per side after a warm-up (default {MIN_RUNS}; fewer: 'too few runs', no verdict)",
     )
     p.add_argument("--engine", action="store_true", help="run batches of jobs through the pipelined engine")
     p.add_argument("--count", type=positive_int, default=4, help="--engine: jobs per batch (default 4)")
@@ -166,7 +171,7 @@ def run_ab(
     say: Any = None,
 ) -> dict[str, Any]:
     """Alternate A and B; the report with per-phase verdicts and the last timelines of each side."""
-    from cuzk.instrument.abtest import alternate, compare
+    from cuzk.instrument.abtest import TOO_FEW, alternate, compare
     from cuzk.toggles import differing
 
     say = say or (lambda _m: None)
@@ -213,6 +218,7 @@ def run_ab(
             for v in verdicts
         ],
         "regressed": next(v.verdict for v in verdicts if v.phase == "total") == "regressed",
+        "too_few_runs": any(v.verdict == TOO_FEW for v in verdicts),
         "timelines": last,
     }
 
@@ -272,4 +278,9 @@ def cmd_ab(args: argparse.Namespace) -> int:
     if report["regressed"]:
         con.print("[red]B's total regressed beyond the noise band[/red]")
         return 1
+    if report["too_few_runs"]:
+        con.print(
+            f"too few runs: {args.runs} per side cannot estimate the noise; no verdict "
+            f"(--runs {MIN_RUNS} or more)"
+        )
     return 0

@@ -18,6 +18,14 @@ sub-millisecond phases and a handful of runs, whose spread estimate is itself
 noisy, from being judged on jitter: a change smaller than a fifth of a phase
 needs its own measurement, not this verdict. (Judged in milliseconds, the
 slow side's spread alone once hid a 4.8x slower MSM behind its own band.)
+
+The verdict is taken against the band as printed, in seconds on A's median:
+a phase regressed when B - A exceeds it, improved when A - B exceeds it. (A
+band symmetric in logs is asymmetric in seconds, and judging improvements in
+logs once printed "improved" beside a delta inside its own band: issue 29.)
+Below MIN_RUNS runs per side the spread cannot be estimated (three runs of
+identical A and B were called "improved" on a loaded machine), so every
+phase reads "too few runs" and nothing is judged.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ NOISE_SIGMAS = 4.0
 REL_FLOOR = 0.20
 ABS_FLOOR_S = 0.002
 MAD_TO_SIGMA = 1.4826
+MIN_RUNS = 5  # runs per side below which nothing is judged (the CLI's default --runs)
+TOO_FEW = "too few runs"
 MEDIAN_SE = 1.2533  # sqrt(pi / 2): a median's standard error in units of sigma / sqrt(n)
 _TINY = 1e-9  # a phase timed at zero still has a logarithm
 
@@ -43,7 +53,7 @@ class PhaseVerdict:
     a_median: float
     b_median: float
     band: float
-    verdict: str  # "regressed" | "improved" | "within noise"
+    verdict: str  # "regressed" | "improved" | "within noise" | TOO_FEW
 
     @property
     def delta(self) -> float:
@@ -72,11 +82,16 @@ def judge(phase: str, a: Sequence[float], b: Sequence[float]) -> PhaseVerdict:
     if not a or not b:
         raise UsageError(f"phase {phase}: both sides need at least one run")
     ma, mb = statistics.median(a), statistics.median(b)
-    band = _log_band(a, b)
-    shift = math.log(max(mb, _TINY) / max(ma, _TINY))
-    beyond = abs(mb - ma) > ABS_FLOOR_S and abs(shift) > band
-    verdict = "within noise" if not beyond else "regressed" if shift > 0 else "improved"
-    return PhaseVerdict(phase, ma, mb, noise_band(a, b), verdict)
+    band = noise_band(a, b)  # what the table prints: the verdict never contradicts it
+    if min(len(a), len(b)) < MIN_RUNS:
+        verdict = TOO_FEW
+    elif mb - ma > band:
+        verdict = "regressed"
+    elif ma - mb > band:
+        verdict = "improved"
+    else:
+        verdict = "within noise"
+    return PhaseVerdict(phase, ma, mb, band, verdict)
 
 
 def compare(

@@ -230,16 +230,76 @@ def build(records: Sequence[Mapping[str, Any]], *, source: str = "timeline") -> 
     )
 
 
+def bar_text(wf: Waterfall, b: Bar) -> str:
+    """A bar's label: job/partition when the run has several jobs, else its phase (a single proof's
+    bars all belong to the job "prove": labelled by job, every bar read "prove")."""
+    jobs = {x.job for x in wf.bars if x.job}
+    return b.label if len(jobs) > 1 and b.label else b.name
+
+
+def bar_labels(wf: Waterfall, px_per_s: float, char_px: float) -> list[tuple[Bar, str]]:
+    """The top-level bars whose label fits inside them, none overlapping another on its lane.
+
+    Short partitions on a device lane are narrower than their names; a label drawn there ran
+    into its neighbours' (issue 29), so a label is drawn only where its width fits the bar."""
+    out: list[tuple[Bar, str]] = []
+    right_edge: dict[str, float] = {}
+    for b in sorted((b for b in wf.bars if b.depth == 0), key=lambda b: b.start):
+        text = bar_text(wf, b)
+        width = b.seconds * px_per_s
+        need = len(text) * char_px + 8
+        if not text or need > width:
+            continue
+        left = (b.start + b.seconds / 2) * px_per_s - need / 2
+        if left < right_edge.get(b.lane, float("-inf")):
+            continue
+        right_edge[b.lane] = left + need
+        out.append((b, text))
+    return out
+
+
+#: PNG layout, inches: figure width, lane height, the axis's left/right margins, and the room
+#: under the axis for tick labels and its title before the legend starts
+_PNG_W, _LANE_IN, _LEFT_IN, _RIGHT_IN, _UNDER_AXIS_IN, _LEGEND_ROW_IN, _DPI = (
+    12.0,
+    0.45,
+    2.2,
+    0.3,
+    0.55,
+    0.22,
+    110,
+)
+
+
 def render_png(wf: Waterfall, out: str | os.PathLike[str], *, title: str = "") -> None:
     """The waterfall as a PNG (matplotlib, headless Agg backend)."""
+    import matplotlib.pyplot as plt
+
+    fig = png_figure(wf, title=title)
+    fig.savefig(out, format="png")
+    plt.close(fig)
+
+
+def png_figure(wf: Waterfall, *, title: str = "") -> Any:
+    """The PNG's matplotlib figure: the axis placed in inches, the legend under its title."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    height = 1.2 + 0.45 * len(wf.lanes)
-    fig, ax = plt.subplots(figsize=(12, height), dpi=110)
+    handles = [Patch(facecolor=colour(p), label=p) for p in wf.phases()]
+    handles.append(Patch(facecolor="white", edgecolor="black", label="critical path"))
+    ncol = 8
+    rows = -(-len(handles) // ncol)
+    axis_h = max(_LANE_IN * len(wf.lanes), 0.6)
+    top_in, bottom_in = 0.45, _UNDER_AXIS_IN + rows * _LEGEND_ROW_IN + 0.15
+    height = axis_h + top_in + bottom_in
+    fig = plt.figure(figsize=(_PNG_W, height), dpi=_DPI)
+    # the axis placed in inches: one lane or twenty, the legend sits below the axis's title, never on it
+    ax = fig.add_axes(
+        (_LEFT_IN / _PNG_W, bottom_in / height, 1 - (_LEFT_IN + _RIGHT_IN) / _PNG_W, axis_h / height)
+    )
     critical = {id(b) for b in wf.critical}
     row = {lane: i for i, lane in enumerate(wf.lanes)}
     for b in sorted(wf.bars, key=lambda b: b.depth):
@@ -252,22 +312,27 @@ def render_png(wf: Waterfall, out: str | os.PathLike[str], *, title: str = "") -
             edgecolors="black" if id(b) in critical else "none",
             linewidth=1.6 if id(b) in critical else 0,
         )
-        if b.label and b.depth == 0 and b.seconds > wf.window * 0.04:
-            ax.text(b.start + b.seconds / 2, row[b.lane], b.label, ha="center", va="center", fontsize=7)
+    span = wf.window * 1.01 if wf.window > 0 else 1.0
+    px_per_s = (_PNG_W - _LEFT_IN - _RIGHT_IN) * _DPI / span
+    for b, text in bar_labels(wf, px_per_s, char_px=7 * 0.62 * _DPI / 72):
+        ax.text(b.start + b.seconds / 2, row[b.lane], text, ha="center", va="center", fontsize=7)
     ax.set_yticks(range(len(wf.lanes)))
     ax.set_yticklabels(
         [f"{lane} ({wf.busy[lane] * 100:.0f}% busy)" if lane in wf.busy else lane for lane in wf.lanes]
     )
-    ax.invert_yaxis()
+    ax.set_ylim(len(wf.lanes) - 0.5, -0.5)
     ax.set_xlabel("seconds")
-    ax.set_xlim(0, wf.window * 1.01 if wf.window > 0 else 1)
-    handles = [Patch(facecolor=colour(p), label=p) for p in wf.phases()]
-    handles.append(Patch(facecolor="white", edgecolor="black", label="critical path"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=8, fontsize=7)
+    ax.set_xlim(0, span)
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.1 / height),
+        ncol=ncol,
+        fontsize=7,
+        frameon=False,
+    )
     ax.set_title(title or "timeline", loc="left", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, format="png")
-    plt.close(fig)
+    return fig
 
 
 def render_html(wf: Waterfall, out: str | os.PathLike[str], *, title: str = "") -> None:
@@ -280,7 +345,13 @@ def html_document(wf: Waterfall, *, title: str = "") -> str:
     scale = (width - left - 20) / (wf.window or 1.0)
     critical = {id(b) for b in wf.critical}
     row = {lane: i for i, lane in enumerate(wf.lanes)}
-    rects, names = [], []  # names: job/partition labels, drawn over every bar
+    rects, names = [], []  # names: the labels that fit their bars (job/partition, or the phase)
+    for b, text in bar_labels(wf, scale, char_px=6.2):
+        x, y = left + b.start * scale, top + row[b.lane] * lane_h + 2
+        names.append(
+            f'<text class="label" x="{x + b.seconds * scale / 2:.2f}" y="{y + lane_h / 2 + 1:.2f}" '
+            f'font-size="10" text-anchor="middle">{html.escape(text)}</text>'
+        )
     for b in sorted(wf.bars, key=lambda b: b.depth):
         inset = min(3 * b.depth, 8)
         x, y = left + b.start * scale, top + row[b.lane] * lane_h + 2 + inset
@@ -291,11 +362,6 @@ def html_document(wf: Waterfall, *, title: str = "") -> str:
             f'width="{max(b.seconds * scale, 0.5):.2f}" height="{lane_h - 4 - 2 * inset}" '
             f'fill="{colour(b.name)}"{stroke}><title>{html.escape(tip)}</title></rect>'
         )
-        if b.label and b.depth == 0 and b.seconds > wf.window * 0.04:  # as on the PNG: wide bars only
-            names.append(
-                f'<text class="label" x="{x + b.seconds * scale / 2:.2f}" y="{y + lane_h / 2 + 1:.2f}" '
-                f'font-size="10" text-anchor="middle">{html.escape(b.label)}</text>'
-            )
     labels = [
         f'<text class="lane" x="4" y="{top + i * lane_h + lane_h / 2 + 4}" font-size="12">{html.escape(lane)}'
         + (f" ({wf.busy[lane] * 100:.0f}% busy)" if lane in wf.busy else "")
