@@ -44,6 +44,16 @@ class StatusServer:
         self._thread.join(timeout=5)
 
 
+#: the page's slot for the status of the moment it is served (status_page.html reads it first)
+FIRST_STATE = b'<script id="first-state" type="application/json">null</script>'
+
+
+def with_first_state(page: bytes, state: dict[str, Any]) -> bytes:
+    """The page with `state` embedded, so its first paint has data ("<" escaped: no "</script>")."""
+    data = json.dumps(state).replace("<", "\\u003c").encode()
+    return page.replace(FIRST_STATE, FIRST_STATE.replace(b">null<", b">" + data + b"<"), 1)
+
+
 def _handler(status: StatusSource, metrics: MetricsSource) -> type[BaseHTTPRequestHandler]:
     page = resources.files("cuzk.server").joinpath("status_page.html").read_bytes()
 
@@ -58,7 +68,7 @@ def _handler(status: StatusSource, metrics: MetricsSource) -> type[BaseHTTPReque
                 elif path == "/metrics":
                     body, ctype = metrics().encode(), "text/plain; version=0.0.4; charset=utf-8"
                 elif path in ("/", "/index.html"):
-                    body, ctype = page, "text/html; charset=utf-8"
+                    body, ctype = with_first_state(page, status()), "text/html; charset=utf-8"
                 else:
                     self._send(404, b"404 Not Found", "text/plain")
                     return

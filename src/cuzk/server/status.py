@@ -17,6 +17,16 @@ from cuzk.server.service import display_kind
 NINE_GIB = 9 << 30  # the reference's display-only divisor for synthesis.max_concurrent
 
 
+def _backend_name(engine: Any) -> str:
+    """The backend the engine's first device runs ("cpu", "cuda"; "" when it cannot be told)."""
+    from cuzk.engine import work
+
+    try:
+        return str(work.device_backend(engine.config.backend, engine.config.devices[0]).name)
+    except Exception:  # a status must answer; the page then keeps its GPU wording
+        return ""
+
+
 def status_json(engine: Any, *, started: float) -> dict[str, Any]:
     st = engine.status()
     mem = st["memory"]
@@ -58,6 +68,7 @@ def status_json(engine: Any, *, started: float) -> dict[str, Any]:
     ]
     by_kind = st.get("jobs_by_kind", {})
     return {
+        "backend": _backend_name(engine),  # the status page's labels: "CPU workers" on the CPU backend
         "uptime_secs": now - started,
         "memory": {
             "total_bytes": int(mem["total"]),
