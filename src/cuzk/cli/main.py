@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with watch_kernel_compilation():
+            _compile_ahead(args)
             return int(args.func(args) or 0)
     except CuzkError as exc:
         _report(debug, f"cuzk: error: {exc}")
@@ -86,6 +87,47 @@ def main(argv: list[str] | None = None) -> int:
             + ("" if debug else " (a bug in cuzk; --debug or CUZK_DEBUG=1 shows the traceback)"),
         )
         return INTERNAL_ERROR_EXIT
+
+
+def kernel_lists(args: argparse.Namespace) -> list[str]:
+    """The recorded kernel lists (cuzk.algebra.precompile) this command needs on the CPU backend.
+
+    `prove` needs the parameter generation's kernels only when its parameters are not cached yet;
+    a command on the CUDA backend compiles other kernels and gets none."""
+    command = getattr(args, "command", None)
+    if command == "verify":
+        return ["verify"]
+    if command != "prove":
+        return []
+    from cuzk import backends
+
+    if args.backend == "cuda" or (
+        args.backend in (None, "auto") and backends.cuda_unavailable_reason() is None
+    ):
+        return []
+    if args.params is not None:
+        return ["prove"]
+    from cuzk.paths import cache_dir
+
+    made = any(cache_dir("params").glob(f"{args.circuit}-*/{args.circuit}.json"))
+    return ["prove"] if made else ["setup", "prove"]
+
+
+def _compile_ahead(args: argparse.Namespace) -> None:
+    """Compile the kernels the command will need, not yet cached, on two processes at once."""
+    lists = kernel_lists(args)
+    if not lists:
+        return
+    from cuzk.algebra.precompile import precompile
+    from cuzk.cli.output import progress_printer
+
+    say = progress_printer()
+    done = precompile(lists, say=say)
+    if done.kernels:
+        say(
+            f"compiled {done.kernels} CPU kernels in {done.seconds:.1f} s on {done.processes} processes "
+            "(once; numba caches them on disk)"
+        )
 
 
 def _report(debug: bool, line: str) -> None:

@@ -53,20 +53,33 @@ def err_console() -> Console:
 
 
 def phase_table(tl: Timeline, title: str) -> Table:
-    """Top-level and nested spans with their durations, in the order they ran."""
+    """Top-level and nested spans with their durations, in the order they ran.
+
+    When numba compiled kernels during the command, the compile time inside each phase is a
+    column of its own and "ms" is the phase's work without it: a first run's load_params
+    once read 37 s where the work was a second (issue 29)."""
     table = Table(title=title, title_justify="left")
     table.add_column("phase")
     table.add_column("ms", justify="right")
     seen: dict[tuple[str, int], float] = {}
+    compiling: dict[tuple[str, int], float] = {}
     order: list[tuple[str, int]] = []
     for s in tl.spans:
         key = (s.name, s.depth)
         if key not in seen:
             order.append(key)
-            seen[key] = 0.0
+            seen[key] = compiling[key] = 0.0
         seen[key] += s.seconds
-    for name, depth in order:
-        table.add_row("  " * depth + name, f"{seen[(name, depth)] * 1e3:.1f}")
+        compiling[key] += compile_seconds_within(s.start, s.end)
+    shown = any(v >= 0.0005 for v in compiling.values())
+    if shown:
+        table.add_column("compiling ms", justify="right")
+    for key in order:
+        name, depth = key
+        row = ["  " * depth + name, f"{(seen[key] - compiling[key]) * 1e3:.1f}"]
+        if shown:
+            row.append(f"{compiling[key] * 1e3:.1f}" if compiling[key] >= 0.0005 else "")
+        table.add_row(*row)
     return table
 
 
@@ -248,6 +261,7 @@ class KernelCompileWatch:
         self.say = say
         self.seconds = 0.0
         self.kernels = 0
+        self.intervals: list[tuple[float, float]] = []  # each outermost compile, perf_counter seconds
         self._lock = threading.Lock()
         self._local = threading.local()
         self._noticed = False
@@ -267,9 +281,10 @@ class KernelCompileWatch:
     def on_end(self, event: Any) -> None:
         self._local.depth -= 1
         if self._local.depth == 0:
-            dt = time.perf_counter() - self._local.t0
             now = time.perf_counter()
+            dt = now - self._local.t0
             with self._lock:
+                self.intervals.append((self._local.t0, now))
                 self.seconds += dt
                 self.kernels += 1
                 n, total = self.kernels, self.seconds
@@ -309,6 +324,15 @@ _WATCH: KernelCompileWatch | None = None
 def compile_seconds() -> float:
     """Seconds numba has spent compiling kernels in this command so far (0 when none)."""
     return _WATCH.seconds if _WATCH is not None else 0.0
+
+
+def compile_seconds_within(start: float, end: float) -> float:
+    """Seconds numba spent compiling inside [start, end] (perf_counter), overlaps counted once."""
+    if _WATCH is None or not _WATCH.intervals:
+        return 0.0
+    from cuzk.instrument.busy import merged_seconds
+
+    return merged_seconds(list(_WATCH.intervals), start, end)
 
 
 def watch_kernel_compilation() -> KernelCompileWatch:

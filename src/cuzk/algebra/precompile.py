@@ -1,0 +1,191 @@
+"""Compile a command's numba kernels up front, on two processes, instead of one by one on first use.
+
+A first `cuzk prove` compiled ~50 kernels one after another on one core (issue 29: 69 s of
+99% of one core on a 2-core machine, then 23 s more for the first `cuzk verify`). numba
+compiles under a process-wide lock, so threads cannot share the work; processes can, through
+numba's on-disk cache (`__pycache__` beside the sources): a kernel compiled and cached by one
+process is loaded, not compiled, by the next.
+
+`KERNELS` (cuzk/algebra/_kernel_manifest.py) lists, per command, the outermost kernels and
+signatures a cold run of that command compiled (recorded with `python -m cuzk.algebra.precompile
+record`). Before such a command runs, `precompile(command)` splits the list not yet cached in two
+(the Fq2 kernels and the rest, so the two sides share few callees), starts one helper process on
+one half, compiles the other half here, and waits for the helper. A warm cache costs one index
+read per kernel; a kernel missing from the list still compiles on first use, as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: what the first run's notice promises (measured: README "The first run")
+ESTIMATE = "about a minute on 2 cores"
+
+#: one manifest entry: (module, function qualname, signature as numba prints it)
+Entry = tuple[str, str, str]
+
+
+def _namespace() -> dict[str, Any]:
+    """Names a recorded signature's text uses, bound to numba types (for `eval` of that text only)."""
+    from numba.core import types
+
+    from cuzk.algebra._jit_fields import FieldTagType
+
+    def array(dtype: Any, ndim: int, layout: str, readonly: bool = False, aligned: bool = True) -> Any:
+        return types.Array(dtype, ndim, layout, readonly=readonly, aligned=aligned)  # type: ignore[call-overload]
+
+    names: dict[str, Any] = {
+        "FieldTag": FieldTagType,
+        "fr": "fr",
+        "fq": "fq",
+        "fq2": "fq2",
+        "Array": array,
+        "UniTuple": types.UniTuple,
+        "bool": types.boolean,
+        "none": types.none,
+    }
+    for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"):
+        names[t] = getattr(types, t)
+    return names
+
+
+def signature(text: str) -> tuple[Any, ...] | None:
+    """The numba argument types of a recorded signature, or None when it uses a type not named here."""
+    try:
+        value = eval(text, {"__builtins__": {}}, _namespace())  # our own manifest's text only
+    except Exception:
+        return None
+    return value if isinstance(value, tuple) else (value,)
+
+
+def dispatcher(module: str, qualname: str) -> Any | None:
+    """The numba dispatcher named by an entry, or None (renamed or removed since it was recorded)."""
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return obj if hasattr(obj, "compile") and hasattr(obj, "_cache") else None
+
+
+def is_cached(entry: Entry) -> bool:
+    """Whether numba's on-disk index already holds this kernel with this signature."""
+    disp = dispatcher(entry[0], entry[1])
+    if disp is None:
+        return True  # nothing to compile ahead
+    try:
+        index = disp._cache._cache_file._load_index()
+    except Exception:  # no index yet, or a numba whose cache internals differ: compile it
+        return False
+    return any(str(key[0]) == entry[2] for key in index)
+
+
+def compile_entries(entries: Sequence[Entry]) -> int:
+    """Compile (or load from the cache) each entry; the number whose signature could be built."""
+    done = 0
+    for module, qualname, text in entries:
+        disp, sig = dispatcher(module, qualname), signature(text)
+        if disp is None or sig is None:
+            continue
+        disp.compile(sig)
+        done += 1
+    return done
+
+
+def split(entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
+    """(here, helper): the Fq2 kernels go to the helper, the rest stay; their callees barely overlap."""
+    helper = [e for e in entries if "FieldTag(fq2)" in e[2]]
+    return [e for e in entries if e not in helper], helper
+
+
+@dataclass(frozen=True)
+class Precompiled:
+    kernels: int  # compiled ahead (not found in the cache)
+    seconds: float  # wall time of the step
+    processes: int
+
+
+def precompile(lists: Sequence[str], say: Callable[[str], None] | None = None) -> Precompiled:
+    """Compile the kernels of the named lists not cached yet, on this process and one helper."""
+    from cuzk.algebra._kernel_manifest import KERNELS
+
+    wanted = list(dict.fromkeys(e for name in lists for e in KERNELS.get(name, ())))
+    cold = [e for e in wanted if not is_cached(e)]
+    if not cold:
+        return Precompiled(0, 0.0, 0)
+    t0 = time.perf_counter()
+    here, there = split(cold)
+    if say is not None:
+        say(
+            f"compiling {len(cold)} CPU kernels ({' + '.join(lists)}), once, on 2 processes: "
+            f"{ESTIMATE} (numba caches them on disk beside the sources)"
+        )
+    helper = None
+    if there:
+        helper = subprocess.Popen(
+            [sys.executable, "-m", "cuzk.algebra.precompile", "compile"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        assert helper.stdin is not None
+        helper.stdin.write(json.dumps(there))
+        helper.stdin.close()
+    try:
+        compile_entries(here)
+    finally:
+        if helper is not None:
+            helper.wait()
+    return Precompiled(len(cold), time.perf_counter() - t0, 2 if there else 1)
+
+
+def record(argv: Sequence[str]) -> dict[str, list[Entry]]:
+    """Run `cuzk ARGV` and list the outermost kernels it compiled (run it on a cold cache)."""
+    import threading
+
+    from numba.core import event
+
+    from cuzk.cli.main import main
+
+    seen: list[Entry] = []
+    local = threading.local()
+
+    class Listener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            local.depth = getattr(local, "depth", 0) + 1
+
+        def on_end(self, ev: Any) -> None:
+            local.depth -= 1
+            data = ev.data or {}
+            func = getattr(data.get("dispatcher"), "py_func", None)
+            if local.depth == 0 and func is not None:
+                entry = (func.__module__, func.__qualname__, str(data.get("args")))
+                if entry not in seen:
+                    seen.append(entry)
+
+    with event.install_listener("numba:compile", Listener()):
+        main(list(argv))
+    return {argv[0]: seen}
+
+
+def _main(argv: Sequence[str]) -> int:
+    if argv[:1] == ["compile"]:  # the helper: entries as JSON on stdin
+        compile_entries([(str(m), str(q), str(t)) for m, q, t in json.loads(sys.stdin.read())])
+        return 0
+    if argv[:1] == ["record"] and "--" in argv:
+        print(json.dumps(record(argv[argv.index("--") + 1 :]), indent=1))
+        return 0
+    print("usage: python -m cuzk.algebra.precompile record -- COMMAND ARGS... | compile < entries.json")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
