@@ -76,8 +76,42 @@ def test_kernel_compilation_is_announced_and_timed():
     with KernelCompileWatch(lines.append) as watch:
         assert fresh(20) == 41
         assert fresh(21) == 43  # already compiled: no second event
-    assert lines[0].startswith("compiling CPU kernels, once")
+    assert lines[0].startswith("compiling CPU kernels on first use, once")
     assert watch.kernels == 1 and watch.seconds > 0
+    assert len(watch.intervals) == 1 and watch.intervals[0][1] > watch.intervals[0][0]
+
+    @numba.njit(cache=False)
+    def other(x):
+        return x - 1
+
+    quiet: list[str] = []
+    with KernelCompileWatch(quiet.append) as watch:
+        with watch.announced():  # a step that announced its own compiling: no second notice
+            assert other(3) == 2
+        assert quiet == []
+        assert fresh(2.5) == 6.0  # a new signature after the step: noticed again
+    assert quiet[0].startswith("compiling CPU kernels on first use")
+
+
+def test_the_phase_table_shows_compile_time_apart_from_the_work(monkeypatch):
+    """Issue 29: a first run's load_params read 37 s where the work was a second; the compile time
+    inside each phase is its own column and the phase's ms is the work without it."""
+    from cuzk.cli import output
+    from cuzk.instrument import Span, Timeline
+
+    watch = output.KernelCompileWatch(lambda _m: None)
+    watch.intervals = [(1.0, 3.0), (2.5, 3.5)]  # overlapping compiles count once: 1.0-3.5
+    monkeypatch.setattr(output, "_WATCH", watch)
+    tl = Timeline("prove", sinks=[])
+    for name, start, end in (("load_params", 0.0, 4.0), ("msm_h", 4.0, 5.0)):
+        tl.add(Span(name, start, end))
+    table = output.phase_table(tl, "t")
+    cols = {c.header: list(c._cells) for c in table.columns}
+    assert cols["phase"] == ["load_params", "msm_h"]
+    assert cols["ms"] == ["1500.0", "1000.0"] and cols["compiling ms"] == ["2500.0", ""]
+    assert output.compile_seconds_within(0.0, 2.0) == 1.0
+    monkeypatch.setattr(output, "_WATCH", output.KernelCompileWatch(lambda _m: None))
+    assert [c.header for c in output.phase_table(tl, "t").columns] == ["phase", "ms"]  # none: no column
 
 
 def test_prove_writes_its_vk_and_says_how_to_verify(cache, tmp_path, capsys):

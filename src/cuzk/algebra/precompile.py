@@ -25,8 +25,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: what the first run's notice promises (measured: README "The first run")
-ESTIMATE = "about a minute on 2 cores"
+#: CPU seconds to compile each whole list cold, measured 2026-12-04 on the 2-core machine while
+#: shared (fresh clone, `/usr/bin/time -v`: `cuzk prove` 107 s, of which setup's kernels about 55%
+#: by their recorded compile times; `cuzk verify` after it 29 s); an idle machine takes less
+LIST_CPU_S = {"setup": 55.0, "prove": 45.0, "verify": 27.0}
+
+
+def estimate_s(lists: Sequence[str], cold: Sequence[Entry]) -> float:
+    """Wall seconds to compile `cold` on two processes: each list's measured CPU time, in
+    proportion to its entries still cold, halved."""
+    from cuzk.algebra._kernel_manifest import KERNELS
+
+    cpu = 0.0
+    for name in lists:
+        entries = KERNELS.get(name, ())
+        if entries:
+            cpu += LIST_CPU_S.get(name, 0.0) * sum(e in cold for e in entries) / len(entries)
+    return cpu / 2
+
 
 #: one manifest entry: (module, function qualname, signature as numba prints it)
 Entry = tuple[str, str, str]
@@ -125,8 +141,8 @@ def precompile(lists: Sequence[str], say: Callable[[str], None] | None = None) -
     here, there = split(cold)
     if say is not None:
         say(
-            f"compiling {len(cold)} CPU kernels ({' + '.join(lists)}), once, on 2 processes: "
-            f"{ESTIMATE} (numba caches them on disk beside the sources)"
+            f"compiling {len(cold)} CPU kernels ({' + '.join(lists)}), once, on 2 processes: about "
+            f"{estimate_s(lists, cold):.0f} s (numba caches them on disk beside the sources)"
         )
     helper = None
     if there:

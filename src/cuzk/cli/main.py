@@ -13,6 +13,7 @@ is not a cuzk error: a bug; `--debug` or CUZK_DEBUG=1 prints its traceback),
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 import traceback
@@ -119,10 +120,12 @@ def _compile_ahead(args: argparse.Namespace) -> None:
     if not lists:
         return
     from cuzk.algebra.precompile import precompile
-    from cuzk.cli.output import progress_printer
+    from cuzk.cli.output import current_watch, progress_printer
 
+    watch = current_watch()
     say = progress_printer()
-    done = precompile(lists, say=say)
+    with watch.announced() if watch is not None else contextlib.nullcontext():  # it has its own notice
+        done = precompile(lists, say=say)
     if done.kernels:
         say(
             f"compiled {done.kernels} CPU kernels in {done.seconds:.1f} s on {done.processes} processes "

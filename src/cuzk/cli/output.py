@@ -9,12 +9,13 @@ refused before any work and the CLI's bad-argument test knows what to feed each 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from types import TracebackType
@@ -254,7 +255,9 @@ class KernelCompileWatch:
     compilations (a kernel compiling the kernels it calls) count once, in their outermost event.
     """
 
-    NOTICE = "compiling CPU kernels, once: about 2 minutes (numba caches them on disk)"
+    # the kernels a command is known to need compile ahead, with their own estimate
+    # (cuzk.algebra.precompile); this notice is for the rest, each a few seconds
+    NOTICE = "compiling CPU kernels on first use, once (numba caches them on disk)"
     EVERY_S = 5.0  # at most one progress line per this many seconds
 
     def __init__(self, say: Callable[[str], None]) -> None:
@@ -267,6 +270,17 @@ class KernelCompileWatch:
         self._noticed = False
         self._last = time.perf_counter()
         self._scope: Any = None
+
+    @contextlib.contextmanager
+    def announced(self) -> Iterator[None]:
+        """No notice inside the block (what compiles there is announced another way)."""
+        with self._lock:
+            before, self._noticed = self._noticed, True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._noticed = before
 
     def on_start(self, event: Any) -> None:
         depth = getattr(self._local, "depth", 0)
@@ -324,6 +338,11 @@ _WATCH: KernelCompileWatch | None = None
 def compile_seconds() -> float:
     """Seconds numba has spent compiling kernels in this command so far (0 when none)."""
     return _WATCH.seconds if _WATCH is not None else 0.0
+
+
+def current_watch() -> KernelCompileWatch | None:
+    """The command's compile watch (None outside `cuzk.cli.main`)."""
+    return _WATCH
 
 
 def compile_seconds_within(start: float, end: float) -> float:
