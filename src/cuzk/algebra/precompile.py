@@ -25,23 +25,34 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: CPU seconds to compile each whole list cold, measured 2026-12-04 on the 2-core machine while
-#: shared (fresh clone, `/usr/bin/time -v`: `cuzk prove` 107 s, of which setup's kernels about 55%
-#: by their recorded compile times; `cuzk verify` after it 29 s); an idle machine takes less
-LIST_CPU_S = {"setup": 55.0, "prove": 45.0, "verify": 27.0}
+#: CPU seconds to compile each whole list on a cold cache, measured 2026-12-04 on the 2-core machine
+#: while shared (`/usr/bin/time -v` of the `record` runs: setup 69 s, prove 104 s, verify 48 s)
+LIST_CPU_S = {"setup": 69.0, "prove": 104.0, "verify": 48.0}
+#: modules of point kernels (curve formulas inlined: several times a field kernel's compile time)
+_CURVE_MODULES = ("cuzk.algebra._curve_kernels", "cuzk.backends.cpu.msm", "cuzk.algebra.pippenger",
+                  "cuzk.algebra.encoding")  # fmt: skip
+
+
+def weight(entry: Entry) -> float:
+    """A kernel's relative compile cost, from the recorded compile times of 2026-12-04: a point
+    kernel about 4x a field kernel, an Fq2 one about 2.5x its Fq twin."""
+    base = 3.0 if entry[0] in _CURVE_MODULES else 0.7
+    return base * (2.5 if "FieldTag(fq2)" in entry[2] else 1.0)
 
 
 def estimate_s(lists: Sequence[str], cold: Sequence[Entry]) -> float:
-    """Wall seconds to compile `cold` on two processes: each list's measured CPU time, in
-    proportion to its entries still cold, halved."""
+    """Wall seconds to compile `cold` on two processes: each list's measured CPU time, shared out
+    over its entries by `weight`, summed over the cold ones, halved."""
     from cuzk.algebra._kernel_manifest import KERNELS
 
-    cpu = 0.0
+    cpu: dict[Entry, float] = {}
     for name in lists:
         entries = KERNELS.get(name, ())
-        if entries:
-            cpu += LIST_CPU_S.get(name, 0.0) * sum(e in cold for e in entries) / len(entries)
-    return cpu / 2
+        total = sum(weight(e) for e in entries)
+        for e in entries:
+            if e in cold and e not in cpu:
+                cpu[e] = LIST_CPU_S.get(name, 0.0) * weight(e) / total
+    return sum(cpu.values()) / 2
 
 
 #: one manifest entry: (module, function qualname, signature as numba prints it)
