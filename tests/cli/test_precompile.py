@@ -43,6 +43,7 @@ def test_the_lists_a_command_needs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert lists("prove", "--circuit", "porep-tiny") == ["prove"]  # parameters there: no generation
     assert lists("prove", "--circuit", "porep-tiny", "--params", str(tmp_path)) == ["prove"]
     assert lists("prove", "--circuit", "porep-tiny", "--backend", "cuda") == []  # other kernels
+    assert lists("setup", "--circuit", "porep-tiny", "--out", str(tmp_path / "p")) == ["setup"]
     assert lists("circuits") == []
     assert kernel_lists(argparse.Namespace()) == []
 

@@ -93,12 +93,13 @@ def main(argv: list[str] | None = None) -> int:
 def kernel_lists(args: argparse.Namespace) -> list[str]:
     """The recorded kernel lists (cuzk.algebra.precompile) this command needs on the CPU backend.
 
-    `prove` needs the parameter generation's kernels only when its parameters are not cached yet;
+    `setup` needs the parameter generation's kernels, and `prove` only while its parameters are
+    not cached;
     a command on the CUDA backend compiles other kernels and gets none."""
     command = getattr(args, "command", None)
     if command == "verify":
         return ["verify"]
-    if command != "prove":
+    if command not in ("prove", "setup"):
         return []
     from cuzk import backends
 
@@ -106,6 +107,8 @@ def kernel_lists(args: argparse.Namespace) -> list[str]:
         args.backend in (None, "auto") and backends.cuda_unavailable_reason() is None
     ):
         return []
+    if command == "setup":
+        return ["setup"]
     if args.params is not None:
         return ["prove"]
     from cuzk.paths import cache_dir
