@@ -28,7 +28,8 @@
         ├── JobCancelledError           job     the job was cancelled before it finished
         ├── DeadlineExceededError       job     a wait ran past its timeout
         ├── ShuttingDownError           retry   the engine is stopping and takes no new work
-        └── UnknownJobError             job     no job has that id
+        ├── UnknownJobError             job     no job has that id
+        └── RequestConflictError        job     a request id already names a different request
 
 A class without its own disposition inherits its parent's. `Disposition` says
 what a worker does when a job raises: JOB ends that job (the request was bad
@@ -213,6 +214,10 @@ class UnknownJobError(EngineError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class RequestConflictError(EngineError):
+    """A request id that already names another request: answering it would hand out another's proof."""
+
+
 #: The one table from error class to process exit code (2: the input or the arguments are bad,
 #: found before any long work; 3: inputs that parse but do not fit together, or a failure while
 #: working). The most specific class listed wins.
@@ -224,6 +229,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     BackendUnavailableError: 2,
     BudgetExceededError: 2,
     UnknownJobError: 2,
+    RequestConflictError: 2,
     CuzkError: 3,
 }
 
@@ -246,6 +252,7 @@ GRPC_STATUS: dict[type[BaseException], str] = {
     DeadlineExceededError: "DEADLINE_EXCEEDED",
     ShuttingDownError: "UNAVAILABLE",
     UnknownJobError: "NOT_FOUND",
+    RequestConflictError: "ALREADY_EXISTS",
     CuzkError: "INTERNAL",
 }
 

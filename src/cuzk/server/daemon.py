@@ -19,7 +19,6 @@ import signal
 import socket
 import stat
 import threading
-from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import grpc
 
 from cuzk.errors import UsageError
+from cuzk.server.aio_loop import LoopThread
 from cuzk.server.config import DaemonConfig
 from cuzk.server.journal import Journal
 
@@ -116,7 +116,8 @@ class Daemon:
     cfg: DaemonConfig
 
     def __post_init__(self) -> None:
-        self.server: grpc.Server | None = None
+        self.server: grpc.aio.Server | None = None
+        self.loop: LoopThread | None = None
         self.engine: Any = None
         self.http: Any = None
         self.servicer: Any = None
@@ -130,10 +131,8 @@ class Daemon:
     def start(self) -> None:
         from cuzk.engine import Engine
         from cuzk.engine.metrics import EngineMetrics
-        from cuzk.server.auth import TokenInterceptor
-        from cuzk.server.service import DecodeInterceptor, ProvingEngineServicer
+        from cuzk.server.service import ProvingEngineServicer
         from cuzk.server.status import status_json
-        from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
         cfg = self.cfg
         path = _unix_path(cfg.listen)
@@ -158,33 +157,8 @@ class Daemon:
             pruned,
         )
         limit = cfg.max_message_bytes
-        self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="cuzk-grpc"),
-            interceptors=[*([TokenInterceptor(cfg.token)] if cfg.token else []), DecodeInterceptor()],
-            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
-        )
-        pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, self.server)
-        if path is not None:
-            old = os.umask(0o177)  # the socket is born 0600: no window where others may connect
-            try:
-                self.server.add_insecure_port(f"unix:{path}")
-            finally:
-                os.umask(old)
-            self._socket = path
-            os.chmod(path, 0o600)
-            self.address = f"unix://{path}"
-        else:
-            if cfg.tls_cert:
-                creds = grpc.ssl_server_credentials(
-                    [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
-                )
-                port = self.server.add_secure_port(cfg.listen, creds)
-            else:
-                port = self.server.add_insecure_port(cfg.listen)
-            if port == 0:
-                raise UsageError(f"cannot listen on {cfg.listen}")
-            self.address = f"{cfg.listen.rpartition(':')[0]}:{port}"
-        self.server.start()
+        self.loop = LoopThread()
+        self.server = self.loop.run(self._serve(limit))
         if cfg.status_listen:
             from cuzk.server.http import StatusServer
 
@@ -207,6 +181,42 @@ class Daemon:
         for key in cfg.ignored:
             log.warning("config key %s is accepted for compatibility but has no effect", key)
 
+    async def _serve(self, limit: int) -> Any:
+        """The gRPC server (grpc.aio, on the loop thread): bound and started."""
+        from cuzk.server.auth import TokenInterceptor
+        from cuzk.server.service import DecodeInterceptor
+        from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+        cfg = self.cfg
+        server = grpc.aio.server(
+            interceptors=[*([TokenInterceptor(cfg.token)] if cfg.token else []), DecodeInterceptor()],
+            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
+        )
+        pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, server)
+        path = _unix_path(cfg.listen)
+        if path is not None:
+            old = os.umask(0o177)  # the socket is born 0600: no window where others may connect
+            try:
+                server.add_insecure_port(f"unix:{path}")
+            finally:
+                os.umask(old)
+            self._socket = path
+            os.chmod(path, 0o600)
+            self.address = f"unix://{path}"
+        else:
+            if cfg.tls_cert:
+                creds = grpc.ssl_server_credentials(
+                    [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+                )
+                port = server.add_secure_port(cfg.listen, creds)
+            else:
+                port = server.add_insecure_port(cfg.listen)
+            if port == 0:
+                raise UsageError(f"cannot listen on {cfg.listen}")
+            self.address = f"{cfg.listen.rpartition(':')[0]}:{port}"
+        await server.start()
+        return server
+
     def stop(self) -> None:
         """Stop intake, finish in-flight work within the grace period, cancel the rest, clean up."""
         if self._stopped.is_set():
@@ -222,8 +232,12 @@ class Daemon:
                     self.cfg.grace_period_s,
                 )
             self.engine.shutdown(wait=finished)
-        if self.server is not None:
-            self.server.stop(grace=2).wait()
+        if self.loop is not None:
+            if self.server is not None:
+                self.loop.run(self.server.stop(grace=2))
+            self.loop.close()
+        if self.servicer is not None:
+            self.servicer.close()
         if self.http is not None:
             self.http.stop()
         if self.journal is not None:
