@@ -12,6 +12,7 @@ here.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 import time
@@ -31,11 +32,23 @@ CREATE TABLE IF NOT EXISTS jobs (
     error       TEXT,
     accepted_at REAL NOT NULL,
     finished_at REAL,
-    attempts    INTEGER NOT NULL DEFAULT 1
+    attempts    INTEGER NOT NULL DEFAULT 1,
+    checksum    TEXT                 -- row_checksum(job_id, request, result), once terminal
 );
 CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status = 'accepted';
 """
 TERMINAL = ("completed", "failed", "cancelled")
+_COLUMNS = "job_id, request, status, result, error, accepted_at, finished_at, attempts, checksum"
+
+
+def row_checksum(job_id: str, request: bytes, result: bytes) -> str:
+    """sha256 over a finished row's id, request and result: a flipped bit, or a result that belongs to
+    another row, no longer matches (server.stored checks it when a result is read back)."""
+    h = hashlib.sha256()
+    for part in (job_id.encode(), request, result):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,7 @@ class JournalEntry:
     accepted_at: float
     finished_at: float | None
     attempts: int
+    checksum: str | None = None
 
 
 class Journal:
@@ -61,6 +75,9 @@ class Journal:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(jobs)")}
+            if "checksum" not in columns:  # a journal of an older cuzk: its results get checked anew
+                self._db.execute("ALTER TABLE jobs ADD COLUMN checksum TEXT")
         except (OSError, sqlite3.Error) as exc:
             raise UsageError(f"cannot open the job journal {self.path}: {exc}") from exc
         self._lock = threading.Lock()
@@ -96,9 +113,13 @@ class Journal:
         if status not in TERMINAL:
             raise UsageError(f"{status!r} is not a terminal status ({', '.join(TERMINAL)})")
         with self._tx() as db:
+            row = db.execute("SELECT request FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+            if row is None:
+                return
             db.execute(
-                "UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ? WHERE job_id = ?",
-                (status, result, error, time.time(), job_id),
+                "UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ?, checksum = ? "
+                "WHERE job_id = ?",
+                (status, result, error, time.time(), row_checksum(job_id, row[0], result), job_id),
             )
 
     def withdraw(self, job_id: str) -> None:
@@ -111,11 +132,19 @@ class Journal:
         with self._tx() as db:
             db.execute("UPDATE jobs SET attempts = attempts + 1 WHERE job_id = ?", (job_id,))
 
+    def reopen(self, job_id: str) -> None:
+        """A finished job whose stored result failed its check is open again (to be proved anew)."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE jobs SET status = 'accepted', result = NULL, error = NULL, finished_at = NULL, "
+                "checksum = NULL WHERE job_id = ?",
+                (job_id,),
+            )
+
     def get(self, job_id: str) -> JournalEntry | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT job_id, request, status, result, error, accepted_at, finished_at, attempts "
-                "FROM jobs WHERE job_id = ?",
+                f"SELECT {_COLUMNS} FROM jobs WHERE job_id = ?",
                 (job_id,),
             ).fetchone()
         return JournalEntry(*row) if row else None
@@ -124,8 +153,7 @@ class Journal:
         """Jobs accepted and never finished (a restart interrupted them), oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT job_id, request, status, result, error, accepted_at, finished_at, attempts "
-                "FROM jobs WHERE status = 'accepted' ORDER BY accepted_at"
+                f"SELECT {_COLUMNS} FROM jobs WHERE status = 'accepted' ORDER BY accepted_at"
             ).fetchall()
         return [JournalEntry(*r) for r in rows]
 

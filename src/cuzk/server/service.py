@@ -26,6 +26,7 @@ from cuzk.engine import JobStatus, Priority, ProofRequest
 from cuzk.errors import CuzkError, ShuttingDownError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
 from cuzk.server.idempotency import check_same_request
+from cuzk.server.stored import BadStoredResult
 from cuzk.server.v1 import proving_pb2 as pb
 from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
@@ -279,6 +280,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
     def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None, journal: Any = None) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
+        from cuzk.server.stored import StoredResults
         from cuzk.server.waits import CompletionWaits
 
         self.engine = engine
@@ -288,6 +290,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         self.started = time.monotonic()
         self.draining = threading.Event()
         self.waits = CompletionWaits(engine)
+        self.results = StoredResults(cfg, self._circuit_of)
         self._blocking_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="cuzk-rpc")
         self._intake = threading.Lock()  # look-up, journal and submit of one id happen as one step
         self._pruned_at = 0.0
@@ -310,16 +313,62 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             self._pruned_at = now
             self.journal.prune(self.cfg.result_retention_s)
 
+    def _retained(self, entry: Any) -> bool:
+        """A finished journal row whose result is still within result_retention."""
+        return (
+            entry is not None
+            and entry.result is not None
+            and entry.finished_at is not None
+            and entry.finished_at >= time.time() - self.cfg.result_retention_s
+        )
+
     def _stored(self, job_id: str) -> pb.AwaitProofResponse | None:
-        """The journaled response of a finished job still within result_retention, else None."""
+        """The journaled response of a finished job within result_retention, checked; else None.
+
+        A stored result that fails its check (server.stored) is never returned: the job is proved
+        again (None: the engine has it now) or, when it cannot be, failed naming the reason."""
         if self.journal is None:
             return None
         entry = self.journal.get(job_id)
-        if entry is None or entry.result is None or entry.finished_at is None:
+        if not self._retained(entry):
             return None
-        if entry.finished_at < time.time() - self.cfg.result_retention_s:
-            return None
-        return pb.AwaitProofResponse.FromString(entry.result)
+        try:
+            return self.results.check(entry)
+        except BadStoredResult as exc:
+            return self._replace_bad(entry, str(exc))
+
+    def _replace_bad(self, entry: Any, why: str) -> pb.AwaitProofResponse | None:
+        """Prove again a job whose stored result failed its check; its FAILED response if that cannot be."""
+        assert self.journal is not None
+        log.warning("the stored result of job %s failed its check (%s): proving it again", entry.job_id, why)
+        problem = "the daemon is shutting down"
+        if not self.draining.is_set():
+            try:
+                req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
+                self.journal.reopen(entry.job_id)
+                self.engine.submit(req)
+                return None
+            except (CuzkError, DecodeError) as exc:
+                problem = str(exc)
+        message = (
+            f"the stored result failed its check ({why}) and the job could not be proved again: {problem}"
+        )
+        log.error("job %s: %s", entry.job_id, message)
+        resp = pb.AwaitProofResponse(
+            job_id=entry.job_id, status=pb.AwaitProofResponse.FAILED, error_message=message
+        )
+        self.journal.finish(entry.job_id, "failed", resp.SerializeToString(), message)
+        return resp
+
+    def _circuit_of(self, msg: pb.SubmitProofRequest) -> str:
+        """The registry circuit a journaled request proves ("" for a zkey request)."""
+        if msg.zkey_id:
+            return ""
+        if msg.circuit:
+            return msg.circuit
+        if msg.proof_kind in KINDS:
+            return self.cfg.circuits[KINDS[msg.proof_kind][0]]
+        raise UsageError(f"invalid proof_kind: {msg.proof_kind}")
 
     def recover(self, on_restart: str) -> dict[str, int]:
         """Jobs the last run accepted and never finished: re-run them, or mark them FAILED.
@@ -374,7 +423,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         wire.request_id = job_id  # a re-run after a restart keeps the id its client awaits
         with self._intake:
             known = self.journal.get(job_id)
-            if known is not None and (known.status == "accepted" or self._stored(job_id) is not None):
+            if known is not None and (known.status == "accepted" or self._retained(known)):
                 check_same_request(job_id, known.request, wire)  # an id names one request only
             try:
                 handle = self.engine.get(job_id)  # in flight or kept: the same job
@@ -411,8 +460,8 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             return self.engine.get(job_id), None
         except UnknownJobError:
             stored = self._stored(job_id)
-            if stored is None:
-                raise
+            if stored is None:  # unknown (UnknownJobError), or a bad stored result proved again
+                return self.engine.get(job_id), None
             return None, stored
 
     async def _await_id(
@@ -464,11 +513,8 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
 
     def _cancel(self, job_id: str) -> bool:
         """True if a running job was cancelled; raises UnknownJobError for an id nobody knows."""
-        try:
-            handle = self.engine.get(job_id)
-        except UnknownJobError:
-            if self._stored(job_id) is None:
-                raise
+        handle, _stored = self._lookup(job_id)
+        if handle is None:
             return False  # it finished before a restart
         was_running = handle.status is JobStatus.RUNNING
         cancelled = self.engine.cancel(job_id)
