@@ -11,6 +11,7 @@ then the socket is removed and the process exits 0.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import logging
 import os
@@ -129,7 +130,7 @@ class Daemon:
         self._stopped = threading.Event()
 
     def start(self) -> None:
-        from cuzk.engine import Engine
+        from cuzk.engine import Engine, EngineHooks
         from cuzk.engine.metrics import EngineMetrics
         from cuzk.server.service import ProvingEngineServicer
         from cuzk.server.status import status_json
@@ -142,7 +143,9 @@ class Daemon:
         self._state_lock = _lock_state_dir(state)
         self.journal = Journal(state / "jobs.sqlite")
         pruned = self.journal.prune(cfg.result_retention_s)
-        self.engine = Engine(engine_config(cfg))
+        journal = self.journal  # the GPU workers mark where a job's partitions are on a device
+        hooks = EngineHooks(before_gpu=journal.mark_on_device, after_gpu=journal.unmark_on_device)
+        self.engine = Engine(dataclasses.replace(engine_config(cfg), hooks=hooks))
         metrics = EngineMetrics(self.engine.status)
         self.engine.add_listener(metrics.observe_result)
         self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics, journal=self.journal)
@@ -232,6 +235,8 @@ class Daemon:
                     self.cfg.grace_period_s,
                 )
             self.engine.shutdown(wait=finished)
+            if self.journal is not None:
+                self.journal.clear_marks()  # a clean stop charges no job a run
         if self.loop is not None:
             if self.server is not None:
                 self.loop.run(self.server.stop(grace=2))

@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS jobs (
     checksum    TEXT                 -- row_checksum(job_id, request, result), once terminal
 );
 CREATE INDEX IF NOT EXISTS jobs_open ON jobs (status) WHERE status = 'accepted';
+CREATE TABLE IF NOT EXISTS on_device (  -- partitions on a device now: a crash charges only their jobs
+    job_id      TEXT NOT NULL,
+    partition   INTEGER NOT NULL,
+    PRIMARY KEY (job_id, partition)
+);
 """
 TERMINAL = ("completed", "failed", "cancelled")
 _COLUMNS = "job_id, request, status, result, error, accepted_at, finished_at, attempts, checksum"
@@ -81,6 +86,12 @@ class Journal:
         except (OSError, sqlite3.Error) as exc:
             raise UsageError(f"cannot open the job journal {self.path}: {exc}") from exc
         self._lock = threading.Lock()
+        # Device marks are written twice per partition from the GPU workers' threads: on a connection
+        # of their own without fsync (a committed write is in the OS page cache, which a kill -9 of
+        # the daemon does not lose; a power cut may, and then only spares a job a charge).
+        self._marks = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._marks.execute("PRAGMA synchronous=OFF")
+        self._marks_lock = threading.Lock()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -141,6 +152,27 @@ class Journal:
                 (job_id,),
             )
 
+    def mark_on_device(self, job_id: str, partition: int) -> None:
+        """A partition of the job is going onto a device (a crash from now on is charged to the job)."""
+        with self._marks_lock:
+            self._marks.execute("INSERT OR IGNORE INTO on_device VALUES (?, ?)", (job_id, partition))
+
+    def unmark_on_device(self, job_id: str, partition: int) -> None:
+        with self._marks_lock:
+            self._marks.execute(
+                "DELETE FROM on_device WHERE job_id = ? AND partition = ?", (job_id, partition)
+            )
+
+    def on_device_jobs(self) -> set[str]:
+        """Jobs with a partition marked on a device: at start-up, those the last run's end caught there."""
+        with self._marks_lock:
+            return {row[0] for row in self._marks.execute("SELECT DISTINCT job_id FROM on_device")}
+
+    def clear_marks(self) -> None:
+        """Forget every device mark (after recovery has read them, and after a clean drain)."""
+        with self._marks_lock:
+            self._marks.execute("DELETE FROM on_device")
+
     def get(self, job_id: str) -> JournalEntry | None:
         with self._lock:
             row = self._db.execute(
@@ -172,5 +204,7 @@ class Journal:
             return cur.rowcount
 
     def close(self) -> None:
+        with self._marks_lock:
+            self._marks.close()
         with self._lock:
             self._db.close()

@@ -292,6 +292,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         self.waits = CompletionWaits(engine)
         self.results = StoredResults(cfg, self._circuit_of)
         self._blocking_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="cuzk-rpc")
+        self._client_cancelled: set[str] = set()  # ids a client cancelled (a shutdown's cancels differ)
         self._intake = threading.Lock()  # look-up, journal and submit of one id happen as one step
         self._pruned_at = 0.0
         if journal is not None:
@@ -303,8 +304,15 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
 
     # --- the journal ---
     def _journal_result(self, result: Any, _request: Any) -> None:
-        """Engine listener: a job's terminal status and response go to the journal."""
+        """Engine listener: a job's terminal status and response go to the journal.
+
+        Not so for a job the shutdown cancelled: it stays open and runs after the restart, as it
+        would have after a crash (issue 32 item 5)."""
         assert self.journal is not None
+        if self.interrupted(result):
+            log.info("job %s: interrupted by the shutdown; left open in the journal to run after restart",
+                     result.job_id)  # fmt: skip
+            return
         self.journal.finish(
             result.job_id, result.status.value, await_response(result).SerializeToString(), result.error
         )
@@ -373,19 +381,28 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
     def recover(self, on_restart: str) -> dict[str, int]:
         """Jobs the last run accepted and never finished: re-run them, or mark them FAILED.
 
-        A job whose runs were interrupted MAX_ATTEMPTS times fails instead of being re-run again
-        (a job that kills the daemon must not kill every restart). Returns counts by outcome.
+        A job is charged a run only when the last run ended while one of its partitions was on
+        a device (the journal's device marks); after MAX_ATTEMPTS charged runs it fails instead
+        of being re-run again (a job that kills the daemon must not kill every restart), while
+        jobs that only waited in a queue, or that a clean shutdown interrupted, are never charged.
+        Returns counts by outcome.
         """
         assert self.journal is not None
         done = {"rerun": 0, "failed": 0}
+        charged = self.journal.on_device_jobs()
         for entry in self.journal.open_jobs():
             why = "daemon restarted"
-            if on_restart == "rerun" and entry.attempts >= MAX_ATTEMPTS:
-                why = f"daemon restarted {entry.attempts} times while this job ran; not re-run again"
+            on_device = entry.job_id in charged
+            if on_restart == "rerun" and on_device and entry.attempts >= MAX_ATTEMPTS:
+                why = (
+                    f"daemon restarted {entry.attempts} times while this job was on a device; "
+                    "not re-run again"
+                )
             elif on_restart == "rerun":
                 try:
                     req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
-                    self.journal.retry(entry.job_id)
+                    if on_device:
+                        self.journal.retry(entry.job_id)
                     self.engine.submit(req)
                     done["rerun"] += 1
                     continue
@@ -396,7 +413,16 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             )
             self.journal.finish(entry.job_id, "failed", resp.SerializeToString(), why)
             done["failed"] += 1
+        self.journal.clear_marks()
         return done
+
+    def interrupted(self, result: Any) -> bool:
+        """A job the daemon's own shutdown cancelled (not its client): it stays open in the journal."""
+        return (
+            result.status is JobStatus.CANCELLED
+            and self.draining.is_set()
+            and result.job_id not in self._client_cancelled
+        )
 
     # --- helpers ---
     async def _abort(self, context: grpc.aio.ServicerContext, exc: BaseException) -> Any:
@@ -483,6 +509,12 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
                 status=pb.AwaitProofResponse.TIMEOUT,
                 error_message=f"the job did not finish within {timeout_s:.3f} s",
             )
+        if self.interrupted(result):
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the daemon is shutting down; job {result.job_id} stays journaled and runs after the "
+                "restart: await it again then",
+            )
         return await_response(result)
 
     async def _check(self, msg: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -517,6 +549,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         if handle is None:
             return False  # it finished before a restart
         was_running = handle.status is JobStatus.RUNNING
+        self._client_cancelled.add(job_id)
         cancelled = self.engine.cancel(job_id)
         return bool(cancelled and was_running)
 
