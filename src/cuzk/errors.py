@@ -24,6 +24,7 @@
     │       └── DeviceMemoryError       retry   the device memory budget would be exceeded
     └── EngineError                     job     the engine refuses or ends a job
         ├── QueueFullError              retry   intake is past its configured limit
+        ├── StorageFullError            retry   the disk under the job journal is full
         ├── BudgetExceededError         job     a job larger than the whole memory budget: never fits
         ├── JobCancelledError           job     the job was cancelled before it finished
         ├── DeadlineExceededError       job     a wait ran past its timeout
@@ -189,6 +190,12 @@ class QueueFullError(EngineError):
     disposition = Disposition.RETRY
 
 
+class StorageFullError(EngineError):
+    """The disk under the daemon's job journal is full: a job cannot be recorded, so it is not accepted."""
+
+    disposition = Disposition.RETRY
+
+
 class BudgetExceededError(EngineError):
     """A job needs more memory than the whole budget holds, so waiting would never help."""
 
@@ -247,6 +254,7 @@ GRPC_STATUS: dict[type[BaseException], str] = {
     DeviceError: "UNAVAILABLE",
     DeviceMemoryError: "RESOURCE_EXHAUSTED",
     QueueFullError: "RESOURCE_EXHAUSTED",
+    StorageFullError: "RESOURCE_EXHAUSTED",
     BudgetExceededError: "RESOURCE_EXHAUSTED",
     JobCancelledError: "CANCELLED",
     DeadlineExceededError: "DEADLINE_EXCEEDED",

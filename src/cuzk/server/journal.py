@@ -12,16 +12,19 @@ here.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from cuzk.errors import UsageError
+from cuzk.paths import write_atomic
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -56,6 +59,28 @@ def row_checksum(job_id: str, request: bytes, result: bytes) -> str:
     return h.hexdigest()
 
 
+def _refuse_emptied(path: Path, marker: Path) -> None:
+    """A main file gone or emptied beside a write-ahead log that holds data: opening it would let
+    SQLite start an empty journal over the log. Refused before SQLite touches either."""
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0 and (not path.exists() or path.stat().st_size == 0):
+        raise UsageError(
+            f"the job journal {path} is {'missing' if not path.exists() else 'empty'} but its write-ahead "
+            f"log {wal.name} holds data: the file was emptied or removed. Restore it, or move "
+            f"{path.name}*{' and ' + marker.name if marker.exists() else ''} aside to start afresh"
+        )
+
+
+def _storage_error(path: Path, exc: sqlite3.Error) -> Exception:
+    """A SQLite failure as the error tree's: a full disk is StorageFullError (RESOURCE_EXHAUSTED)."""
+    from cuzk.errors import EngineError, StorageFullError
+
+    text = str(exc)
+    if "full" in text or "No space" in text:
+        return StorageFullError(f"the job journal {path} cannot grow ({text}): the job was not recorded")
+    return EngineError(f"the job journal {path} failed: {text}")
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     job_id: str
@@ -74,15 +99,24 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.marker = self.path.with_name(self.path.name + ".id")
+        _refuse_emptied(self.path, self.marker)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
+            verdict = self._db.execute("PRAGMA quick_check").fetchone()[0]
+            if verdict != "ok":
+                raise UsageError(
+                    f"the job journal {self.path} fails its integrity check ({verdict}); move it aside "
+                    f"(with {self.marker.name}) to start with an empty journal, or restore it"
+                )
             self._db.executescript(SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(jobs)")}
             if "checksum" not in columns:  # a journal of an older cuzk: its results get checked anew
                 self._db.execute("ALTER TABLE jobs ADD COLUMN checksum TEXT")
+            self._check_identity()
         except (OSError, sqlite3.Error) as exc:
             raise UsageError(f"cannot open the job journal {self.path}: {exc}") from exc
         self._lock = threading.Lock()
@@ -93,16 +127,51 @@ class Journal:
         self._marks.execute("PRAGMA synchronous=OFF")
         self._marks_lock = threading.Lock()
 
+    def _check_identity(self) -> None:
+        """A journal names itself in a `meta` row and in the marker file beside it. An empty journal
+        beside a marker was emptied or replaced (its jobs would be forgotten in silence): refused."""
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'journal_id'").fetchone()
+        recorded = self.marker.read_text().strip() if self.marker.exists() else None
+        if row is None:
+            if recorded:
+                raise UsageError(
+                    f"the job journal {self.path} is empty, but {self.marker} says this folder held "
+                    f"journal {recorded}: the file was emptied or replaced, and starting would forget its "
+                    f"jobs. Restore it, or move {self.path.name}* and {self.marker.name} aside to start afresh"
+                )
+            journal_id = uuid.uuid4().hex
+            self._db.execute("INSERT INTO meta VALUES ('journal_id', ?)", (journal_id,))
+            write_atomic(self.marker, journal_id + "\n")
+        elif recorded is None:
+            write_atomic(self.marker, row[0] + "\n")  # a journal of an older cuzk: named now
+        elif recorded != row[0]:
+            raise UsageError(
+                f"the job journal {self.path} is journal {row[0]}, but {self.marker} names journal "
+                f"{recorded}: it was replaced. Restore it, or move both aside to start afresh"
+            )
+
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise _storage_error(self.path, exc) from exc
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the main file and truncate it (done at each prune and close)."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def accept(self, job_id: str, request: bytes) -> bool:
         """Record an accepted job; False if the id is already journaled and not terminal (same job)."""
@@ -189,6 +258,15 @@ class Journal:
             ).fetchall()
         return [JournalEntry(*r) for r in rows]
 
+    def unexpected_rows(self) -> list[tuple[str, str]]:
+        """(job id, status) of rows whose status is none this journal writes (a hand edit, a newer cuzk)."""
+        known = ("accepted", *TERMINAL)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT job_id, status FROM jobs WHERE status NOT IN ({', '.join('?' * len(known))})", known
+            ).fetchall()
+        return [(str(a), str(b)) for a, b in rows]
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             rows = self._db.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status").fetchall()
@@ -201,10 +279,14 @@ class Journal:
                 "DELETE FROM jobs WHERE status != 'accepted' AND finished_at < ?",
                 (time.time() - older_than_s,),
             )
-            return cur.rowcount
+            pruned = int(cur.rowcount)
+        self.checkpoint()
+        return pruned
 
     def close(self) -> None:
         with self._marks_lock:
             self._marks.close()
         with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()

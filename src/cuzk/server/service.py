@@ -390,6 +390,12 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         assert self.journal is not None
         done = {"rerun": 0, "failed": 0}
         charged = self.journal.on_device_jobs()
+        for job_id, status in self.journal.unexpected_rows():
+            log.warning(
+                "journal row %s has status %r, which this daemon does not know: left as it is, not run",
+                job_id,
+                status,
+            )
         for entry in self.journal.open_jobs():
             why = "daemon restarted"
             on_device = entry.job_id in charged
