@@ -22,6 +22,7 @@
     │   ├── BackendUnavailableError     job     asking for a backend this machine lacks
     │   └── DeviceError                 device  a CUDA failure, translated in one place
     │       └── DeviceMemoryError       retry   the device memory budget would be exceeded
+    ├── ServiceUnavailableError         retry   a daemon not running, unreachable, gone or busy (client)
     └── EngineError                     job     the engine refuses or ends a job
         ├── QueueFullError              retry   intake is past its configured limit
         ├── StorageFullError            retry   the disk under the job journal is full
@@ -178,6 +179,12 @@ class DeviceMemoryError(DeviceError):
     disposition = Disposition.RETRY
 
 
+class ServiceUnavailableError(CuzkError):
+    """`cuzk client`: the daemon is not running, not reachable, went away mid-call or is too busy now."""
+
+    disposition = Disposition.RETRY
+
+
 class EngineError(CuzkError):
     """The engine refused a job or ended it without a proof."""
 
@@ -227,8 +234,9 @@ class RequestConflictError(EngineError):
 
 #: The one table from error class to process exit code (2: the input or the arguments are bad,
 #: found before any long work; 3: inputs that parse but do not fit together, or a failure while
-#: working). The most specific class listed wins.
+#: working; 5: `cuzk client` found no daemon to answer, try again). The most specific class listed wins.
 EXIT_CODES: dict[type[BaseException], int] = {
+    ServiceUnavailableError: 5,
     UsageError: 2,
     FormatError: 2,
     UnknownCircuitError: 2,
@@ -259,6 +267,7 @@ GRPC_STATUS: dict[type[BaseException], str] = {
     JobCancelledError: "CANCELLED",
     DeadlineExceededError: "DEADLINE_EXCEEDED",
     ShuttingDownError: "UNAVAILABLE",
+    ServiceUnavailableError: "UNAVAILABLE",
     UnknownJobError: "NOT_FOUND",
     RequestConflictError: "ALREADY_EXISTS",
     CuzkError: "INTERNAL",

@@ -28,7 +28,7 @@ import grpc
 
 from cuzk.errors import UsageError
 from cuzk.server.aio_loop import LoopThread
-from cuzk.server.config import DaemonConfig
+from cuzk.server.config import DaemonConfig, is_loopback
 from cuzk.server.journal import Journal
 
 log = logging.getLogger("cuzk.daemon")
@@ -59,11 +59,24 @@ def _unix_path(listen: str) -> Path | None:
     return Path(listen[len("unix://") :]) if listen.startswith("unix://") else None
 
 
+def _check_socket_folder(folder: Path) -> None:
+    """Refuse a socket folder others may write (they could swap the socket for an impostor's), as
+    ssh-agent and Docker do; a sticky one (like /tmp) is fine: nobody may replace another's file."""
+    mode = folder.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        raise UsageError(
+            f"{folder} (the socket's folder) is writable by other users, who could replace the socket; "
+            f"use a folder only you can write (chmod go-w {folder})"
+        )
+
+
 def _clear_stale_socket(path: Path) -> None:
     """Remove a socket file nobody listens on; refuse to start over a live daemon or a non-socket."""
     if not path.exists() and not path.is_symlink():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _check_socket_folder(path.parent)
         return
+    _check_socket_folder(path.parent)
     if not stat.S_ISSOCK(path.lstat().st_mode):
         raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -169,8 +182,9 @@ class Daemon:
                 cfg.status_listen,
                 lambda: status_json(self.engine, started=self.servicer.started),
                 metrics.text,
+                token=cfg.token,
             )
-            self.http.start()
+            self.loop.run(self.http.start())
             self.status_port = self.http.port
         for name in cfg.preload:
             for device, (already, seconds) in self.engine.preload(name).items():
@@ -207,16 +221,30 @@ class Daemon:
             os.chmod(path, 0o600)
             self.address = f"unix://{path}"
         else:
-            if cfg.tls_cert:
-                creds = grpc.ssl_server_credentials(
-                    [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
-                )
-                port = server.add_secure_port(cfg.listen, creds)
-            else:
-                port = server.add_insecure_port(cfg.listen)
+            host = cfg.listen.rpartition(":")[0]
+            try:
+                if cfg.tls_cert:
+                    creds = grpc.ssl_server_credentials(
+                        [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+                    )
+                    port = server.add_secure_port(cfg.listen, creds)
+                else:
+                    port = server.add_insecure_port(cfg.listen)
+            except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
+                raise UsageError(
+                    f"cannot listen on {cfg.listen}: the address is in use or not available"
+                ) from exc
+            except OSError as exc:
+                raise UsageError(f"cannot read the TLS files: {exc.strerror or exc}") from exc
             if port == 0:
-                raise UsageError(f"cannot listen on {cfg.listen}")
-            self.address = f"{cfg.listen.rpartition(':')[0]}:{port}"
+                raise UsageError(f"cannot listen on {cfg.listen}: the address is in use or not available")
+            if not cfg.tls_cert and not is_loopback(host):
+                log.warning(
+                    "listening on %s without TLS: the bearer token and every proof cross the network in "
+                    "plain text (set daemon.tls_cert and daemon.tls_key)",
+                    cfg.listen,
+                )
+            self.address = f"{host}:{port}"
         await server.start()
         return server
 
@@ -238,13 +266,13 @@ class Daemon:
             if self.journal is not None:
                 self.journal.clear_marks()  # a clean stop charges no job a run
         if self.loop is not None:
+            if self.http is not None:
+                self.loop.run(self.http.stop())
             if self.server is not None:
                 self.loop.run(self.server.stop(grace=2))
             self.loop.close()
         if self.servicer is not None:
             self.servicer.close()
-        if self.http is not None:
-            self.http.stop()
         if self.journal is not None:
             self.journal.close()
         if self._state_lock is not None:
@@ -266,8 +294,27 @@ def run(cfg: DaemonConfig) -> int:
         log.info("%s: stopping intake and draining", signal.Signals(signum).name)
         stop.set()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     daemon = Daemon(cfg)
+
+    def on_other(signum: int, _frame: Any) -> None:
+        """SIGHUP and SIGUSR1/2 used to kill the daemon at once (their default action). Logs go to
+        stderr, which nothing reopens, and the config is read once: there is nothing to reload, so
+        they are logged (SIGUSR1 with a one-line status) and the daemon goes on."""
+        name = signal.Signals(signum).name
+        if signum == signal.SIGUSR1 and daemon.engine is not None:
+            st = daemon.engine.status()
+            log.info(
+                "%s: %d job(s) in flight; counters %s",
+                name,
+                sum(int(q["queued"]) + int(q["running"]) for q in st["jobs_by_kind"].values()),
+                dict(st["counters"]),
+            )
+        else:
+            log.info("%s: nothing to reload (the config is read at start; logs go to stderr); going on", name)
+
+    others = (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous.update({sig: signal.signal(sig, on_other) for sig in others})
     try:
         daemon.start()
     except BaseException:  # never served: clean up and leave the caller's signal handling as it was
