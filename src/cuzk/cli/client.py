@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -310,12 +311,17 @@ def cmd_client(args: argparse.Namespace) -> int:
     try:
         cmd = args.client_command
         if cmd in ("prove", "await"):
+            show = sys.stderr.isatty() and not args.json
             if cmd == "prove":
-                r = client.call("Prove", pb.ProveRequest(submit=submit_message(args))).result
+                msg = submit_message(args)
+                if show and not msg.request_id:  # an id known here, to find the job's progress by
+                    msg.request_id = f"client-{uuid.uuid4()}"
+                job_id, rpc, request = msg.request_id, "Prove", pb.ProveRequest(submit=msg)
             else:
-                r = client.call(
-                    "AwaitProof", pb.AwaitProofRequest(job_id=args.job_id, timeout_ms=int(args.wait * 1e3))
-                )
+                job_id, rpc = args.job_id, "AwaitProof"
+                request = pb.AwaitProofRequest(job_id=args.job_id, timeout_ms=int(args.wait * 1e3))
+            out = with_progress(client, job_id, rpc, request) if show else client.call(rpc, request)
+            r = out.result if cmd == "prove" else out
             _write_result(r, args)
             d = _result_dict(r)
             if args.json:
@@ -361,6 +367,37 @@ def cmd_client(args: argparse.Namespace) -> int:
         client.close()
 
 
+def with_progress(client: Client, job_id: str, rpc: str, request: Any) -> Any:
+    """`client.call(rpc, request)` with a bar of the job's partitions done on stderr (a terminal only),
+    drawn from GetStatus twice a second while the call waits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from cuzk.cli.output import err_console
+    from cuzk.server.v1 import proving_pb2 as pb
+
+    columns = (TextColumn(f"{job_id} {{task.fields[state]}}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("partitions"), TimeElapsedColumn())  # fmt: skip
+    with ThreadPoolExecutor(1) as pool, Progress(*columns, console=err_console(), transient=True) as bar:
+        task = bar.add_task("job", total=None, state="queued")
+        call = pool.submit(client.call, rpc, request)
+        while not call.done():
+            try:
+                st = client.stub.GetStatus(pb.GetStatusRequest(), metadata=client.metadata, timeout=5)
+            except Exception:  # the progress is a courtesy; the call itself reports what went wrong
+                st = None
+            for job in st.jobs if st is not None else ():
+                if job.job_id == job_id:
+                    state = "proving" if job.running else "queued"
+                    bar.update(task, total=job.partitions_total, completed=job.partitions_done, state=state)
+            try:
+                return call.result(timeout=0.5)
+            except TimeoutError:
+                continue
+        return call.result()
+
+
 def _status_text(d: dict[str, Any]) -> str:
     lines = [
         f"uptime {d['uptime_seconds']} s; proofs completed {d['total_proofs_completed']}, "
@@ -379,4 +416,10 @@ def _status_text(d: dict[str, Any]) -> str:
         )
     for q in d.get("queues", []):
         lines.append(f"queue {q['proof_kind']}: {q['pending']} pending, {q['in_progress']} in progress")
+    for j in d.get("jobs", []):
+        state = "proving" if j["running"] else "queued"
+        lines.append(
+            f"job {j['job_id']} ({j['proof_kind']}): {state}, {j['partitions_done']} of "
+            f"{j['partitions_total']} partitions done"
+        )
     return "\n".join(lines)

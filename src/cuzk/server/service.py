@@ -292,9 +292,12 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         self.waits = CompletionWaits(engine)
         self.results = StoredResults(cfg, self._circuit_of)
         self._blocking_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="cuzk-rpc")
+        self._open: set[str] = set()  # ids accepted and not finished (the queue position of the next)
+        self._open_lock = threading.Lock()
         self._client_cancelled: set[str] = set()  # ids a client cancelled (a shutdown's cancels differ)
         self._intake = threading.Lock()  # look-up, journal and submit of one id happen as one step
         self._pruned_at = 0.0
+        engine.add_listener(self._log_result)
         if journal is not None:
             engine.add_listener(self._journal_result)
 
@@ -303,6 +306,20 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         self._blocking_pool.shutdown(wait=True, cancel_futures=True)
 
     # --- the journal ---
+    def _log_result(self, result: Any, _request: Any) -> None:
+        """Engine listener: one info line per job that ends, with its times (issue 29: 235 s of silence)."""
+        with self._open_lock:
+            self._open.discard(result.job_id)
+        t = _timings(result)
+        times = (
+            f"in {t['total_ms'] / 1e3:.2f} s (queue {t['queue_wait_ms'] / 1e3:.2f} s, srs {t['srs_load_ms'] / 1e3:.2f} s, "
+            f"synthesis {t['synthesis_ms'] / 1e3:.2f} s, gpu {t['gpu_compute_ms'] / 1e3:.2f} s)"
+        )
+        if result.status is JobStatus.COMPLETED:
+            log.info("job %s completed %s", result.job_id, times)
+        else:
+            log.info("job %s %s %s: %s", result.job_id, result.status.value, times, result.error or "")
+
     def _journal_result(self, result: Any, _request: Any) -> None:
         """Engine listener: a job's terminal status and response go to the journal.
 
@@ -409,6 +426,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
                     req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
                     if on_device:
                         self.journal.retry(entry.job_id)
+                    self._ahead(entry.job_id)
                     self.engine.submit(req)
                     done["rerun"] += 1
                     continue
@@ -465,19 +483,33 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             if self._stored(job_id) is not None:  # finished before a restart: the same job
                 return job_id, 0
             self.journal.accept(job_id, wire.SerializeToString())
+            ahead = self._ahead(job_id)
             try:
                 handle = self.engine.submit(req)
             except BaseException:
                 self.journal.withdraw(job_id)  # refused: it was never accepted
+                with self._open_lock:
+                    self._open.discard(job_id)
                 raise
-            log.debug(
-                "accepted job %s: %s, %d partition(s), from %s",
+            log.info(
+                "accepted job %s: %s, %d partition(s), %d job(s) ahead, from %s",
                 job_id,
                 req.key_name,
                 req.partition_count,
+                ahead,
                 peer,
             )
-        return handle.job_id, handle.queue_position
+        return handle.job_id, ahead
+
+    def _ahead(self, job_id: str) -> int:
+        """Jobs accepted before this one and not finished (queued or running); counts it in.
+
+        The engine's own queue_position counts only its intake queue, which its dispatcher
+        empties at once, so every submit said "position 0" (issue 29)."""
+        with self._open_lock:
+            ahead = len(self._open) - (job_id in self._open)
+            self._open.add(job_id)
+        return ahead
 
     async def _submit(self, msg: pb.SubmitProofRequest, context: grpc.aio.ServicerContext) -> tuple[str, int]:
         try:
@@ -656,6 +688,15 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
         )
     for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
         msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
+    for job in st.get("jobs_in_flight", []):
+        parts = job["partitions"]
+        msg.jobs.add(
+            job_id=str(job["job_id"]),
+            proof_kind=display_kind(str(job["family"])),
+            partitions_total=len(parts),
+            partitions_done=sum(1 for p in parts if p["state"] == "done"),
+            running=job.get("status") == "running",
+        )
     return msg
 
 
