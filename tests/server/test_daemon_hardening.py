@@ -61,7 +61,7 @@ def test_operator_mistakes_exit_2_with_the_cause(tmp_path: Path, cache: Path) ->
     long = tmp_path / ("x" * 120) / "cuzk.sock"
     _refused(tmp_path, cache, f'[daemon]\nlisten = "unix://{long}"\n', "unix sockets take at most 107")
     _refused(tmp_path, cache, f'[daemon]\nlisten = "127.0.0.1:0"\ntoken = "t0k"\ntls_cert = "{tmp_path}/no.pem"\n'
-             f'tls_key = "{tmp_path}/no.key"\n', f"daemon.tls_cert: cannot read {tmp_path}/no.pem")  # fmt: skip
+             f'tls_key = "{tmp_path}/no.key"\n', f"daemon.tls_cert: cannot read '{tmp_path}/no.pem'")  # fmt: skip
     _refused(tmp_path, cache, '[daemon]\ntoken = " "\n', "daemon.token is blank")
     _refused(tmp_path, cache, '[daemon]\nstatus_listen = "0.0.0.0:0"\n', "is beyond loopback")
     open_folder = tmp_path / "open"

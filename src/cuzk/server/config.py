@@ -332,8 +332,9 @@ def parse_config(data: Mapping[str, Any], *, source: str = "config") -> DaemonCo
         if path:
             try:
                 Path(path).read_bytes()
-            except OSError as exc:
-                raise UsageError(f"{source}: {key}: cannot read {path}: {exc.strerror or exc}") from None
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                raise UsageError(f"{source}: {key}: cannot read {path!r}: {why}") from None
     if cfg.listen.startswith("unix://"):
         sock = cfg.listen[len("unix://") :]
         if len(os.fsencode(sock)) > MAX_SOCKET_PATH_BYTES:
