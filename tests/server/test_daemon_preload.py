@@ -132,6 +132,7 @@ def test_a_draining_daemon_answers_unavailable(tmp_path: Path) -> None:
                 assert "shutting down" in exc.details(), exc.details()
                 break
             assert len(accepted) < 50, "the daemon kept accepting jobs after it began to drain"
+
         def end(job_id: str) -> object:
             try:
                 return stub.AwaitProof(pb.AwaitProofRequest(job_id=job_id)).status
