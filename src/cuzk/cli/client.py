@@ -154,17 +154,13 @@ class Client:
 
         self.addr = addr
         target = channel_target(addr)
+        ca = _read_ca(tls_ca, addr) if tls_ca is not None else None  # bad arguments first, then the daemon
         if addr.startswith("unix://"):
             check_socket(Path(addr[len("unix://") :]))
         limit = 256 << 20  # what Curio's client sets
         options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
-        if tls_ca is not None:
-            if addr.startswith("unix://"):
-                raise UsageError("--tls-ca is for a host:port daemon; a unix socket needs no TLS")
-            try:
-                creds = grpc.ssl_channel_credentials(root_certificates=Path(tls_ca).read_bytes())
-            except OSError as exc:
-                raise UsageError(f"--tls-ca {tls_ca}: {exc.strerror or exc}") from exc
+        if ca is not None:
+            creds = grpc.ssl_channel_credentials(root_certificates=ca)
             self._channel = grpc.secure_channel(target, creds, options=options)
         else:
             self._channel = grpc.insecure_channel(target, options=options)
@@ -182,6 +178,19 @@ class Client:
 
     def close(self) -> None:
         self._channel.close()
+
+
+def _read_ca(tls_ca: str, addr: str) -> bytes:
+    """The CA certificate file's PEM bytes (a file that is not one is refused before any call)."""
+    if addr.startswith("unix://"):
+        raise UsageError("--tls-ca is for a host:port daemon; a unix socket needs no TLS")
+    try:
+        data = Path(tls_ca).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--tls-ca {tls_ca}: {exc.strerror or exc}") from exc
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise UsageError(f"--tls-ca {tls_ca}: not a PEM certificate (no BEGIN CERTIFICATE line)")
+    return data
 
 
 def check_socket(path: Path) -> None:
@@ -249,6 +258,10 @@ def submit_message(args: argparse.Namespace) -> Any:
 
     if not args.circuit and not args.kind:
         raise UsageError("name a --circuit or a --kind")
+    if args.circuit:
+        from cuzk.circuits import get_circuit
+
+        get_circuit(args.circuit)  # an unknown name is exit 2 here, before any daemon is asked
     msg = pb.SubmitProofRequest(
         request_id=args.request_id,
         circuit=args.circuit or "",
@@ -302,6 +315,8 @@ def cmd_client(args: argparse.Namespace) -> int:
         )
     check_output_paths(getattr(args, "out", None), getattr(args, "public_out", None))
     args.json = getattr(args, "json", False)
+    if args.client_command in ("prove", "submit"):
+        args.message = submit_message(args)  # checked before the daemon is asked anything
     client = Client(
         getattr(args, "addr", None) or default_addr(),
         getattr(args, "token", None) or config.get().client.token,
@@ -313,7 +328,7 @@ def cmd_client(args: argparse.Namespace) -> int:
         if cmd in ("prove", "await"):
             show = sys.stderr.isatty() and not args.json
             if cmd == "prove":
-                msg = submit_message(args)
+                msg = args.message
                 if show and not msg.request_id:  # an id known here, to find the job's progress by
                     msg.request_id = f"client-{uuid.uuid4()}"
                 job_id, rpc, request = msg.request_id, "Prove", pb.ProveRequest(submit=msg)
@@ -335,7 +350,7 @@ def cmd_client(args: argparse.Namespace) -> int:
                     )
             return {"COMPLETED": 0, "TIMEOUT": 4}.get(d["status"], 3)
         if cmd == "submit":
-            s = client.call("SubmitProof", submit_message(args))
+            s = client.call("SubmitProof", args.message)
             print(json.dumps({"job_id": s.job_id, "queue_position": s.queue_position}) if args.json else
                   f"{s.job_id} queued at position {s.queue_position}")  # fmt: skip
             return 0
