@@ -22,13 +22,16 @@
     │   ├── BackendUnavailableError     job     asking for a backend this machine lacks
     │   └── DeviceError                 device  a CUDA failure, translated in one place
     │       └── DeviceMemoryError       retry   the device memory budget would be exceeded
+    ├── ServiceUnavailableError         retry   a daemon not running, unreachable, gone or busy (client)
     └── EngineError                     job     the engine refuses or ends a job
         ├── QueueFullError              retry   intake is past its configured limit
+        ├── StorageFullError            retry   the disk under the job journal is full
         ├── BudgetExceededError         job     a job larger than the whole memory budget: never fits
         ├── JobCancelledError           job     the job was cancelled before it finished
         ├── DeadlineExceededError       job     a wait ran past its timeout
         ├── ShuttingDownError           retry   the engine is stopping and takes no new work
-        └── UnknownJobError             job     no job has that id
+        ├── UnknownJobError             job     no job has that id
+        └── RequestConflictError        job     a request id already names a different request
 
 A class without its own disposition inherits its parent's. `Disposition` says
 what a worker does when a job raises: JOB ends that job (the request was bad
@@ -176,6 +179,12 @@ class DeviceMemoryError(DeviceError):
     disposition = Disposition.RETRY
 
 
+class ServiceUnavailableError(CuzkError):
+    """`cuzk client`: the daemon is not running, not reachable, went away mid-call or is too busy now."""
+
+    disposition = Disposition.RETRY
+
+
 class EngineError(CuzkError):
     """The engine refused a job or ended it without a proof."""
 
@@ -184,6 +193,12 @@ class EngineError(CuzkError):
 
 class QueueFullError(EngineError):
     """Intake is past its configured queue limit; the caller may retry later."""
+
+    disposition = Disposition.RETRY
+
+
+class StorageFullError(EngineError):
+    """The disk under the daemon's job journal is full: a job cannot be recorded, so it is not accepted."""
 
     disposition = Disposition.RETRY
 
@@ -213,10 +228,15 @@ class UnknownJobError(EngineError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class RequestConflictError(EngineError):
+    """A request id that already names another request: answering it would hand out another's proof."""
+
+
 #: The one table from error class to process exit code (2: the input or the arguments are bad,
 #: found before any long work; 3: inputs that parse but do not fit together, or a failure while
-#: working). The most specific class listed wins.
+#: working; 5: `cuzk client` found no daemon to answer, try again). The most specific class listed wins.
 EXIT_CODES: dict[type[BaseException], int] = {
+    ServiceUnavailableError: 5,
     UsageError: 2,
     FormatError: 2,
     UnknownCircuitError: 2,
@@ -224,6 +244,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     BackendUnavailableError: 2,
     BudgetExceededError: 2,
     UnknownJobError: 2,
+    RequestConflictError: 2,
     CuzkError: 3,
 }
 
@@ -241,11 +262,14 @@ GRPC_STATUS: dict[type[BaseException], str] = {
     DeviceError: "UNAVAILABLE",
     DeviceMemoryError: "RESOURCE_EXHAUSTED",
     QueueFullError: "RESOURCE_EXHAUSTED",
+    StorageFullError: "RESOURCE_EXHAUSTED",
     BudgetExceededError: "RESOURCE_EXHAUSTED",
     JobCancelledError: "CANCELLED",
     DeadlineExceededError: "DEADLINE_EXCEEDED",
     ShuttingDownError: "UNAVAILABLE",
+    ServiceUnavailableError: "UNAVAILABLE",
     UnknownJobError: "NOT_FOUND",
+    RequestConflictError: "ALREADY_EXISTS",
     CuzkError: "INTERNAL",
 }
 

@@ -358,7 +358,6 @@ def test_bench_batch_addr_arguments(files, tmp_path, capsys):
     nobody = f"unix://{tmp_path}/no-daemon.sock"
     for argv, says in (
         ([*batch, "--addr", "nonsense"], "neither unix:///path nor host:port"),
-        ([*batch, "--addr", nobody, "--vk", vk], "UNAVAILABLE"),
         ([*batch, "--token", "t"], "--token goes with --addr"),
         ([*batch, "--vk", vk], "--vk goes with --addr"),
         ([*batch, "--addr", nobody, "--set", "batch.max_size=2"], "--set applies to the in-process engine"),
@@ -369,6 +368,8 @@ def test_bench_batch_addr_arguments(files, tmp_path, capsys):
         assert code == 2 and says in err and "Traceback" not in err, (argv, err)
         assert len([ln for ln in err.splitlines() if "error" in ln]) == 1, err
     assert not (tmp_path / "t.jsonl").exists()
+    code, err = _run([*batch, "--addr", nobody, "--vk", vk], capsys)  # no daemon: exit 5, try again
+    assert code == 5 and "no daemon is running at" in err and "Traceback" not in err, err
 
 
 def test_a_manifest_of_the_wrong_shape_is_exit_2(files, capsys):

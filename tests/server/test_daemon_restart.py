@@ -89,7 +89,12 @@ def test_kill_9_mid_proof_loses_no_job(tmp_path: Path, cache: Path, mode: str) -
                 assert verify("porep-tiny", seed, r) == PARTITIONS
             assert _await(d, job_id).status == r.status  # one terminal status, asked twice
         resubmitted = d.stub().SubmitProof(
-            pb.SubmitProofRequest(circuit="porep-tiny", instance_seed=1, request_id="open-0")
+            pb.SubmitProofRequest(
+                circuit="porep-tiny",
+                instance_seed=seeds["open-0"],
+                partitions=PARTITIONS,
+                request_id="open-0",
+            )
         )
         assert resubmitted.job_id == "open-0"  # a finished id submitted again: the same job, not re-run
         assert _await(d, "open-0").status == ends["open-0"].status

@@ -55,6 +55,11 @@ MESSAGES: dict[str, list[tuple]] = {
         ("total_proofs_completed", 4, U64), ("total_proofs_failed", 5, U64), ("uptime_seconds", 6, U64),
         ("pinned_memory_bytes", 7, U64), ("pinned_memory_limit_bytes", 8, U64),
         ("memory_budget_bytes", 40, U64), ("memory_reserved_bytes", 41, U64), ("memory_peak_bytes", 42, U64),
+        ("jobs", 43, M, REPEATED),
+    ],
+    "JobProgress": [
+        ("job_id", 1, S), ("proof_kind", 2, S), ("partitions_total", 3, U32), ("partitions_done", 4, U32),
+        ("running", 5, B),
     ],
     "GPUStatus": [
         ("ordinal", 1, U32), ("name", 2, S), ("vram_total_bytes", 3, U64), ("vram_free_bytes", 4, U64),

@@ -7,10 +7,12 @@ where it is installed, and the whole page in headless Chromium where that is.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
 import subprocess
+import threading
 import urllib.request
 from collections.abc import Iterator
 from importlib import resources
@@ -78,12 +80,18 @@ def server() -> Iterator[tuple[str, list[int]]]:
             raise RuntimeError("the daemon went away")
         return state()
 
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="status-page-test", daemon=True)
+    thread.start()
     srv = StatusServer("127.0.0.1:0", status, lambda: "")
-    srv.start()
+    asyncio.run_coroutine_threadsafe(srv.start(), loop).result(timeout=30)
     try:
         yield f"http://127.0.0.1:{srv.port}", calls
     finally:
-        srv.stop()
+        asyncio.run_coroutine_threadsafe(srv.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        loop.close()
 
 
 def test_the_page_is_served_with_the_status_of_the_moment(server: tuple[str, list[int]]) -> None:

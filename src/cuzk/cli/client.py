@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import uuid
+from pathlib import Path
 from typing import Any
 
 from cuzk import config
-from cuzk.cli.output import nonnegative_int, output_file, seconds
-from cuzk.errors import UsageError
+from cuzk.cli.output import input_file, nonnegative_int, output_file, seconds
+from cuzk.errors import CuzkError, EngineError, ServiceUnavailableError, UsageError
 
 KIND_NAMES = {
     "porep": "POREP_SEAL_COMMIT",
@@ -24,17 +26,45 @@ KIND_NAMES = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("client", help="talk to a running `cuzk daemon` over gRPC")
-    p.add_argument(
-        "--addr", help="unix:///path/cuzk.sock or host:port (default: CUZK_ADDR, else the default socket)"
+def _common_options() -> argparse.ArgumentParser:
+    """Options of every client command, accepted before the command or after it (`status --json`).
+
+    Their defaults are SUPPRESS so a sub-command's parser never overwrites a value given before it.
+    """
+    c = argparse.ArgumentParser(add_help=False)
+    c.add_argument(
+        "--addr",
+        default=argparse.SUPPRESS,
+        help="unix:///path/cuzk.sock or host:port (default: CUZK_ADDR, else the default socket)",
     )
-    p.add_argument("--token", help="bearer token (default: CUZK_TOKEN)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
-    p.add_argument("--timeout", type=seconds, default=None, help="RPC deadline in seconds (default: none)")
+    c.add_argument("--token", default=argparse.SUPPRESS, help="bearer token (default: CUZK_TOKEN)")
+    c.add_argument(
+        "--tls-ca",
+        type=input_file,
+        default=argparse.SUPPRESS,
+        help="talk TLS to a host:port daemon, trusting this CA certificate (PEM) for its certificate",
+    )
+    c.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text"
+    )
+    c.add_argument(
+        "--timeout", type=seconds, default=argparse.SUPPRESS, help="RPC deadline in seconds (default: none)"
+    )
+    return c
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    common = _common_options()
+    p = sub.add_parser(
+        "client",
+        parents=[common],
+        help="talk to a running `cuzk daemon` over gRPC",
+        description=EXIT_CODES_TEXT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     cmds = p.add_subparsers(dest="client_command", metavar="COMMAND", required=True)
     for name, help_ in (("prove", "submit and wait: Prove"), ("submit", "enqueue: SubmitProof")):
-        c = cmds.add_parser(name, help=help_)
+        c = cmds.add_parser(name, help=help_, parents=[common])
         c.add_argument("--circuit", help="a registry circuit (see `cuzk circuits`)")
         c.add_argument(
             "--kind", choices=sorted(KIND_NAMES), help="a proof kind (the daemon's default circuit)"
@@ -50,24 +80,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         c.add_argument("--priority", choices=("low", "normal", "high", "critical"), help="default: by kind")
         c.add_argument("--request-id", default="", help="caller key; the same id returns the same job")
-        c.add_argument("--out", type=output_file, help="prove: write the proof bytes here")
-        c.add_argument("--public-out", type=output_file, help="prove: write the public inputs (JSON) here")
-    c = cmds.add_parser("await", help="wait for a job: AwaitProof")
+        hidden = name == "submit"  # accepted only to be refused with the reason (submit has no proof)
+        c.add_argument(
+            "--out", type=output_file, help=argparse.SUPPRESS if hidden else "write the proof bytes here"
+        )
+        c.add_argument(
+            "--public-out",
+            type=output_file,
+            help=argparse.SUPPRESS if hidden else "write the public inputs (JSON) here",
+        )
+    c = cmds.add_parser("await", help="wait for a job: AwaitProof", parents=[common])
     c.add_argument("job_id", help="the job id SubmitProof returned (the request id, when one was given)")
     c.add_argument(
         "--wait", type=seconds, default=0.0, help="give up after this many seconds (TIMEOUT; 0: no limit)"
     )
     c.add_argument("--out", type=output_file, help="write the proof bytes here")
     c.add_argument("--public-out", type=output_file, help="write the public inputs (JSON) here")
-    c = cmds.add_parser("cancel", help="cancel a job: CancelProof")
+    c = cmds.add_parser("cancel", help="cancel a job: CancelProof", parents=[common])
     c.add_argument("job_id", help="the job id SubmitProof returned (the request id, when one was given)")
-    cmds.add_parser("status", help="engine status: GetStatus")
+    cmds.add_parser("status", help="engine status: GetStatus", parents=[common])
     for name in ("preload", "evict"):
         c = cmds.add_parser(
-            name, help=f"{name} a circuit's parameters: {'PreloadSRS' if name == 'preload' else 'EvictSRS'}"
+            name,
+            help=f"{name} a circuit's parameters: {'PreloadSRS' if name == 'preload' else 'EvictSRS'}",
+            parents=[common],
         )
         c.add_argument("circuit_id", help="a circuit name (see `cuzk circuits`) or a configured zkey id")
-    cmds.add_parser("metrics", help="Prometheus text: GetMetrics")
+    cmds.add_parser("metrics", help="Prometheus text: GetMetrics", parents=[common])
     p.set_defaults(func=cmd_client)
 
 
@@ -78,28 +117,53 @@ def default_addr() -> str:
 
 
 def channel_target(addr: str) -> str:
-    """A gRPC target from unix:///path or host:port."""
+    """A gRPC target from unix:///path or host:port (a port of 1 to 65535)."""
     if addr.startswith("unix://"):
         return "unix:" + addr[len("unix://") :]
-    if ":" not in addr:
+    host, sep, port = addr.rpartition(":")
+    if not sep or not host:
         raise UsageError(f"--addr {addr!r} is neither unix:///path nor host:port")
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise UsageError(f"--addr {addr!r}: the port must be a number from 1 to 65535")
     return addr
 
 
-class Client:
-    """A small synchronous client: one channel, the bearer token on every call."""
+#: What the client's exit codes mean (its --help shows this; docs/DAEMON.md has the same table).
+EXIT_CODES_TEXT = """exit codes: 0 done; 2 usage or a request the daemon refused as bad (INVALID_ARGUMENT,
+NOT_FOUND, ALREADY_EXISTS, UNAUTHENTICATED); 3 the job FAILED or was CANCELLED, or the daemon
+failed the call (INTERNAL); 4 `await --wait` ran out (TIMEOUT); 5 the daemon is not running, not
+reachable, went away during the call, did not answer within --timeout, or is too busy now
+(UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED): try again later."""
 
-    def __init__(self, addr: str, token: str = "", timeout: float | None = None) -> None:
+#: gRPC status codes by the client's exit code class (anything else is a failure: exit 3)
+_BAD_REQUEST = {"INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "UNAUTHENTICATED", "PERMISSION_DENIED",
+                "UNIMPLEMENTED", "OUT_OF_RANGE"}  # fmt: skip
+_NOT_NOW = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED"}
+
+
+class Client:
+    """A small synchronous client: one channel (TLS with a CA file), the bearer token on every call."""
+
+    def __init__(
+        self, addr: str, token: str = "", timeout: float | None = None, *, tls_ca: str | None = None
+    ) -> None:
         import grpc
 
         from cuzk.server.auth import bearer
         from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
+        self.addr = addr
+        target = channel_target(addr)
+        ca = _read_ca(tls_ca, addr) if tls_ca is not None else None  # bad arguments first, then the daemon
+        if addr.startswith("unix://"):
+            check_socket(Path(addr[len("unix://") :]))
         limit = 256 << 20  # what Curio's client sets
-        self._channel = grpc.insecure_channel(
-            channel_target(addr),
-            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
-        )
+        options = [("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)]
+        if ca is not None:
+            creds = grpc.ssl_channel_credentials(root_certificates=ca)
+            self._channel = grpc.secure_channel(target, creds, options=options)
+        else:
+            self._channel = grpc.insecure_channel(target, options=options)
         self.stub = pb_grpc.ProvingEngineStub(self._channel)
         self.metadata = bearer(token)
         self.timeout = timeout
@@ -110,20 +174,83 @@ class Client:
         try:
             return getattr(self.stub, rpc)(request, metadata=self.metadata, timeout=self.timeout)
         except grpc.RpcError as exc:
-            raise ClientError(exc) from None
+            raise client_error(exc, self.addr, self.timeout) from None
 
     def close(self) -> None:
         self._channel.close()
 
 
-class ClientError(UsageError):
-    """A gRPC call that returned a status other than OK: the daemon's code and message."""
+def _read_ca(tls_ca: str, addr: str) -> bytes:
+    """The CA certificate file's PEM bytes (a file that is not one is refused before any call)."""
+    if addr.startswith("unix://"):
+        raise UsageError("--tls-ca is for a host:port daemon; a unix socket needs no TLS")
+    try:
+        data = Path(tls_ca).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--tls-ca {tls_ca}: {exc.strerror or exc}") from exc
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise UsageError(f"--tls-ca {tls_ca}: not a PEM certificate (no BEGIN CERTIFICATE line)")
+    return data
 
-    def __init__(self, exc: Any) -> None:
-        code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
-        details = exc.details() if hasattr(exc, "details") else str(exc)
-        super().__init__(f"{code}: {details}")
+
+def check_socket(path: Path) -> None:
+    """Refuse a daemon socket that someone else could have put there (issue 32 item 16).
+
+    As ssh-agent and Docker do: the socket must belong to this user (or root), and its folder must
+    not be writable by others unless it is sticky (like /tmp, where nobody may replace our file)."""
+    import os
+    import stat
+
+    try:
+        st = path.lstat()
+        folder = path.parent.stat()
+    except FileNotFoundError:
+        raise DaemonUnreachableError(
+            f"no daemon is running at unix://{path} (no socket there; start one with `cuzk daemon`)"
+        ) from None
+    except OSError as exc:
+        raise DaemonUnreachableError(f"the daemon socket {path} cannot be read: {exc.strerror}") from None
+    uid = os.getuid()
+    if st.st_uid not in (uid, 0):
+        raise UsageError(f"{path} belongs to user {st.st_uid}, not to you: refusing to talk to it")
+    if folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not folder.st_mode & stat.S_ISVTX:
+        raise UsageError(
+            f"{path.parent} is writable by other users, who could replace the daemon's socket: refusing "
+            f"to talk to it (chmod go-w {path.parent})"
+        )
+
+
+class ClientError(UsageError):
+    """The daemon refused the request as bad (INVALID_ARGUMENT, NOT_FOUND, ...): exit 2."""
+
+    def __init__(self, message: str, code: str = "UNKNOWN") -> None:
+        super().__init__(message)
         self.code = code
+
+
+class DaemonUnreachableError(ServiceUnavailableError):
+    """The daemon is not running, not reachable, gone mid-call, too slow or too busy: exit 5."""
+
+
+class DaemonFailedError(EngineError):
+    """The daemon failed the call itself (INTERNAL, UNKNOWN, ...): exit 3."""
+
+
+def client_error(exc: Any, addr: str, timeout: float | None) -> CuzkError:
+    """One clear line for a failed call: what happened at ADDR, not gRPC's internal text."""
+    code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == "UNAVAILABLE" and details and "failed to connect" in details:
+        return DaemonUnreachableError(f"no daemon is reachable at {addr} (nothing accepts connections there)")
+    if code == "UNAVAILABLE" and details and ("Socket closed" in details or "Connection reset" in details):
+        return DaemonUnreachableError(f"the daemon at {addr} went away during the call")
+    if code == "DEADLINE_EXCEEDED" and timeout is not None:
+        return DaemonUnreachableError(f"the daemon at {addr} did not answer within --timeout {timeout:g} s")
+    if code in _NOT_NOW:
+        return DaemonUnreachableError(f"{code}: {details}")
+    if code in _BAD_REQUEST:
+        return ClientError(f"{code}: {details}", code)
+    return DaemonFailedError(f"{code}: {details}")
 
 
 def submit_message(args: argparse.Namespace) -> Any:
@@ -131,6 +258,10 @@ def submit_message(args: argparse.Namespace) -> Any:
 
     if not args.circuit and not args.kind:
         raise UsageError("name a --circuit or a --kind")
+    if args.circuit:
+        from cuzk.circuits import get_circuit
+
+        get_circuit(args.circuit)  # an unknown name is exit 2 here, before any daemon is asked
     msg = pb.SubmitProofRequest(
         request_id=args.request_id,
         circuit=args.circuit or "",
@@ -177,17 +308,35 @@ def cmd_client(args: argparse.Namespace) -> int:
     from cuzk.cli.output import check_output_paths
     from cuzk.server.v1 import proving_pb2 as pb
 
+    if args.client_command == "submit" and (args.out or args.public_out):
+        raise UsageError(
+            "`client submit` only queues the job and has no proof to write: --out and --public-out go "
+            "with `client prove`, or with `client await JOB_ID` once it is queued"
+        )
     check_output_paths(getattr(args, "out", None), getattr(args, "public_out", None))
-    client = Client(args.addr or default_addr(), args.token or config.get().client.token, args.timeout)
+    args.json = getattr(args, "json", False)
+    if args.client_command in ("prove", "submit"):
+        args.message = submit_message(args)  # checked before the daemon is asked anything
+    client = Client(
+        getattr(args, "addr", None) or default_addr(),
+        getattr(args, "token", None) or config.get().client.token,
+        getattr(args, "timeout", None),
+        tls_ca=getattr(args, "tls_ca", None),
+    )
     try:
         cmd = args.client_command
         if cmd in ("prove", "await"):
+            show = sys.stderr.isatty() and not args.json
             if cmd == "prove":
-                r = client.call("Prove", pb.ProveRequest(submit=submit_message(args))).result
+                msg = args.message
+                if show and not msg.request_id:  # an id known here, to find the job's progress by
+                    msg.request_id = f"client-{uuid.uuid4()}"
+                job_id, rpc, request = msg.request_id, "Prove", pb.ProveRequest(submit=msg)
             else:
-                r = client.call(
-                    "AwaitProof", pb.AwaitProofRequest(job_id=args.job_id, timeout_ms=int(args.wait * 1e3))
-                )
+                job_id, rpc = args.job_id, "AwaitProof"
+                request = pb.AwaitProofRequest(job_id=args.job_id, timeout_ms=int(args.wait * 1e3))
+            out = with_progress(client, job_id, rpc, request) if show else client.call(rpc, request)
+            r = out.result if cmd == "prove" else out
             _write_result(r, args)
             d = _result_dict(r)
             if args.json:
@@ -201,7 +350,7 @@ def cmd_client(args: argparse.Namespace) -> int:
                     )
             return {"COMPLETED": 0, "TIMEOUT": 4}.get(d["status"], 3)
         if cmd == "submit":
-            s = client.call("SubmitProof", submit_message(args))
+            s = client.call("SubmitProof", args.message)
             print(json.dumps({"job_id": s.job_id, "queue_position": s.queue_position}) if args.json else
                   f"{s.job_id} queued at position {s.queue_position}")  # fmt: skip
             return 0
@@ -233,6 +382,37 @@ def cmd_client(args: argparse.Namespace) -> int:
         client.close()
 
 
+def with_progress(client: Client, job_id: str, rpc: str, request: Any) -> Any:
+    """`client.call(rpc, request)` with a bar of the job's partitions done on stderr (a terminal only),
+    drawn from GetStatus twice a second while the call waits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from cuzk.cli.output import err_console
+    from cuzk.server.v1 import proving_pb2 as pb
+
+    columns = (TextColumn(f"{job_id} {{task.fields[state]}}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("partitions"), TimeElapsedColumn())  # fmt: skip
+    with ThreadPoolExecutor(1) as pool, Progress(*columns, console=err_console(), transient=True) as bar:
+        task = bar.add_task("job", total=None, state="queued")
+        call = pool.submit(client.call, rpc, request)
+        while not call.done():
+            try:
+                st = client.stub.GetStatus(pb.GetStatusRequest(), metadata=client.metadata, timeout=5)
+            except Exception:  # the progress is a courtesy; the call itself reports what went wrong
+                st = None
+            for job in st.jobs if st is not None else ():
+                if job.job_id == job_id:
+                    state = "proving" if job.running else "queued"
+                    bar.update(task, total=job.partitions_total, completed=job.partitions_done, state=state)
+            try:
+                return call.result(timeout=0.5)
+            except TimeoutError:
+                continue
+        return call.result()
+
+
 def _status_text(d: dict[str, Any]) -> str:
     lines = [
         f"uptime {d['uptime_seconds']} s; proofs completed {d['total_proofs_completed']}, "
@@ -251,4 +431,10 @@ def _status_text(d: dict[str, Any]) -> str:
         )
     for q in d.get("queues", []):
         lines.append(f"queue {q['proof_kind']}: {q['pending']} pending, {q['in_progress']} in progress")
+    for j in d.get("jobs", []):
+        state = "proving" if j["running"] else "queued"
+        lines.append(
+            f"job {j['job_id']} ({j['proof_kind']}): {state}, {j['partitions_done']} of "
+            f"{j['partitions_total']} partitions done"
+        )
     return "\n".join(lines)

@@ -3,6 +3,7 @@ cached parameters."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from cuzk.groth16.qap import ConstraintMatrices
 from cuzk.groth16.setup import generate_parameters
 from cuzk.instrument import Timeline
 from cuzk.paths import cache_dir, locked
+
+log = logging.getLogger("cuzk.params")
 
 __all__ = ["ProveResult", "load_or_create_parameters", "params_dir_for", "prove"]
 
@@ -33,13 +36,18 @@ def load_or_create_parameters(
     checked: bool = False,
     progress: Callable[[str], None] | None = None,
     timeline: Timeline | None = None,
+    generate: bool = False,
 ) -> tuple[Path, Parameters]:
     """Parameters from DIR (default: the user cache), generating and saving them once if absent.
 
     Cached files are ours, so they load unchecked by default but always against
-    the manifest's sha256; a manifest for another topology is an error. Generation
-    into the cache holds a file lock beside the folder, so concurrent processes
-    make one key and all load it (none proves against a key that was replaced).
+    the manifest's sha256; a manifest for another topology is an error. Reading a
+    complete set takes no lock (a read-only cache works). Generation into the cache
+    holds a file lock beside the folder, so concurrent processes make one key and
+    all load it (none proves against a key that was replaced). A set that was made
+    here before and is gone (its folder without a manifest, or the record beside it)
+    is a ParamsError naming the path, not a silent new key, unless `generate` asks
+    for one: proofs made with a new key fail against the vk its users already have.
     """
     say = progress or (lambda _m: None)
     if directory is not None:
@@ -48,12 +56,36 @@ def load_or_create_parameters(
             raise ParamsError(f"no parameters for {name} in {dirpath} (run `cuzk setup --circuit {name}`)")
     else:
         dirpath = params_dir_for(name, topology_hash)
-        with locked(dirpath.with_name(f".{dirpath.name}.lock")):
-            if not (dirpath / f"{name}.json").exists():
-                say(f"generating parameters for {name} (once; cached in {dirpath})")
-                params = generate_parameters(cs, backend, timeline=timeline, progress=say)
-                params_io.save(params, dirpath, name, meta=_meta(cs, topology_hash))
+        if not (dirpath / f"{name}.json").exists():
+            with locked(dirpath.with_name(f".{dirpath.name}.lock")):
+                if not (dirpath / f"{name}.json").exists():
+                    gone = _made_before(dirpath, name)
+                    if gone and not generate:
+                        raise ParamsError(
+                            f"the parameters of {name} in {dirpath} are gone ({gone}); a new key would not "
+                            f"match the vk already handed out. Restore them, or make a new key with "
+                            f"`cuzk setup --circuit {name} --out {dirpath}`"
+                        )
+                    log.warning("no parameters for %s: generating a new key in %s", name, dirpath)
+                    say(f"generating parameters for {name} (once; cached in {dirpath})")
+                    params = generate_parameters(cs, backend, timeline=timeline, progress=say)
+                    params_io.save(params, dirpath, name, meta=_meta(cs, topology_hash))
+                    _made_record(dirpath).touch()
     return dirpath, _load_checked_set(dirpath, name, topology_hash, checked, say)
+
+
+def _made_record(dirpath: Path) -> Path:
+    """A file beside a cache folder saying a set was generated there (it outlives the folder)."""
+    return dirpath.with_name(f".{dirpath.name}.made")
+
+
+def _made_before(dirpath: Path, name: str) -> str | None:
+    """Why a cache folder without a manifest once held a set, or None for one never made."""
+    if (dirpath / f"{name}.vk").exists() or (dirpath / f"{name}.params").exists():
+        return f"{name}.json is missing beside its other files"
+    if _made_record(dirpath).exists():
+        return f"a set was generated there before ({_made_record(dirpath).name} records it)"
+    return None
 
 
 def _load_checked_set(

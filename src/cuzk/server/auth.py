@@ -8,7 +8,7 @@ refuses one without), compared in constant time; the token is never logged.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -23,27 +23,27 @@ def bearer(token: str) -> list[tuple[str, str]]:
     return [(METADATA_KEY, f"Bearer {token}")] if token else []
 
 
-class TokenInterceptor(grpc.ServerInterceptor):
+class TokenInterceptor(grpc.aio.ServerInterceptor):
     """Refuses every call whose metadata lacks the configured bearer token (UNAUTHENTICATED)."""
 
     def __init__(self, token: str) -> None:
-        if not token:
-            raise UsageError("an empty token would admit everyone")
+        if not token.strip():
+            raise UsageError("an empty or blank token would admit everyone")
         self._expected = f"Bearer {token}".encode()
 
-        def deny(_request: Any, context: grpc.ServicerContext) -> Any:
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        async def deny(_request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
 
         self._deny = grpc.unary_unary_rpc_method_handler(deny)
 
-    def intercept_service(
+    async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
         for key, value in handler_call_details.invocation_metadata or ():
             if key == METADATA_KEY:
                 got = value.encode() if isinstance(value, str) else bytes(value)
                 if hmac.compare_digest(got, self._expected):
-                    return continuation(handler_call_details)
+                    return await continuation(handler_call_details)
         return self._deny

@@ -191,7 +191,7 @@ _Parser = Callable[[Any, str], Any]
 KEYS: dict[str, tuple[str, _Parser]] = {
     "daemon.listen": ("listen", _listen),
     "daemon.status_listen": ("status_listen", _status_listen),
-    "daemon.token": ("token", _string),
+    "daemon.token": ("token", lambda v, k: _token(_string(v, k), k)),
     "daemon.token_file": ("token", lambda v, k: _read_token(_string(v, k), k)),
     "daemon.tls_cert": ("tls_cert", _string),
     "daemon.tls_key": ("tls_key", _string),
@@ -236,6 +236,31 @@ IGNORED_KEYS = frozenset(
 
 #: Tables whose keys are names chosen by the operator: [circuits] kind = "circuit", [partitions], [zkeys].
 _TABLES = ("circuits", "partitions", "zkeys")
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and localhost; anything else (0.0.0.0, a LAN address, a name) is beyond."""
+    import ipaddress
+
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _token(token: str, key: str) -> str:
+    """A bearer token: blank or padded with spaces is a mistake, never a key that admits anyone."""
+    if not token.strip():
+        raise UsageError(f"{key} is blank; a token must have characters other than spaces")
+    if token != token.strip():
+        raise UsageError(f"{key} starts or ends with spaces; clients would have to send them too")
+    return token
+
+
+#: The longest unix socket path the kernel takes (sun_path is 108 bytes with its terminating NUL).
+MAX_SOCKET_PATH_BYTES = 107
 
 
 def _read_token(path: str, key: str) -> str:
@@ -303,6 +328,25 @@ def parse_config(data: Mapping[str, Any], *, source: str = "config") -> DaemonCo
         )
     if bool(cfg.tls_cert) != bool(cfg.tls_key):
         raise UsageError(f"{source}: daemon.tls_cert and daemon.tls_key go together")
+    for key, path in (("daemon.tls_cert", cfg.tls_cert), ("daemon.tls_key", cfg.tls_key)):
+        if path:
+            try:
+                Path(path).read_bytes()
+            except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                raise UsageError(f"{source}: {key}: cannot read {path!r}: {why}") from None
+    if cfg.listen.startswith("unix://"):
+        sock = cfg.listen[len("unix://") :]
+        if len(os.fsencode(sock)) > MAX_SOCKET_PATH_BYTES:
+            raise UsageError(
+                f"{source}: daemon.listen: the socket path is {len(os.fsencode(sock))} bytes long; unix "
+                f"sockets take at most {MAX_SOCKET_PATH_BYTES} (choose a shorter folder)"
+            )
+    if cfg.status_listen and not cfg.token and not is_loopback(cfg.status_listen.rpartition(":")[0]):
+        raise UsageError(
+            f"{source}: daemon.status_listen {cfg.status_listen} is beyond loopback, where /status "
+            "names every job: set daemon.token (the page and /metrics then need it as a bearer token)"
+        )
     if cfg.preload:
         unknown = [p for p in cfg.preload if p not in _known_keys(cfg)]
         if unknown:

@@ -11,6 +11,7 @@ then the socket is removed and the process exits 0.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import logging
 import os
@@ -19,7 +20,6 @@ import signal
 import socket
 import stat
 import threading
-from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,8 @@ from typing import Any
 import grpc
 
 from cuzk.errors import UsageError
-from cuzk.server.config import DaemonConfig
+from cuzk.server.aio_loop import LoopThread
+from cuzk.server.config import DaemonConfig, is_loopback
 from cuzk.server.journal import Journal
 
 log = logging.getLogger("cuzk.daemon")
@@ -58,11 +59,24 @@ def _unix_path(listen: str) -> Path | None:
     return Path(listen[len("unix://") :]) if listen.startswith("unix://") else None
 
 
+def _check_socket_folder(folder: Path) -> None:
+    """Refuse a socket folder others may write (they could swap the socket for an impostor's), as
+    ssh-agent and Docker do; a sticky one (like /tmp) is fine: nobody may replace another's file."""
+    mode = folder.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        raise UsageError(
+            f"{folder} (the socket's folder) is writable by other users, who could replace the socket; "
+            f"use a folder only you can write (chmod go-w {folder})"
+        )
+
+
 def _clear_stale_socket(path: Path) -> None:
     """Remove a socket file nobody listens on; refuse to start over a live daemon or a non-socket."""
     if not path.exists() and not path.is_symlink():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _check_socket_folder(path.parent)
         return
+    _check_socket_folder(path.parent)
     if not stat.S_ISSOCK(path.lstat().st_mode):
         raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -116,7 +130,8 @@ class Daemon:
     cfg: DaemonConfig
 
     def __post_init__(self) -> None:
-        self.server: grpc.Server | None = None
+        self.server: grpc.aio.Server | None = None
+        self.loop: LoopThread | None = None
         self.engine: Any = None
         self.http: Any = None
         self.servicer: Any = None
@@ -128,12 +143,10 @@ class Daemon:
         self._stopped = threading.Event()
 
     def start(self) -> None:
-        from cuzk.engine import Engine
+        from cuzk.engine import Engine, EngineHooks
         from cuzk.engine.metrics import EngineMetrics
-        from cuzk.server.auth import TokenInterceptor
-        from cuzk.server.service import DecodeInterceptor, ProvingEngineServicer
+        from cuzk.server.service import ProvingEngineServicer
         from cuzk.server.status import status_json
-        from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
         cfg = self.cfg
         path = _unix_path(cfg.listen)
@@ -143,7 +156,9 @@ class Daemon:
         self._state_lock = _lock_state_dir(state)
         self.journal = Journal(state / "jobs.sqlite")
         pruned = self.journal.prune(cfg.result_retention_s)
-        self.engine = Engine(engine_config(cfg))
+        journal = self.journal  # the GPU workers mark where a job's partitions are on a device
+        hooks = EngineHooks(before_gpu=journal.mark_on_device, after_gpu=journal.unmark_on_device)
+        self.engine = Engine(dataclasses.replace(engine_config(cfg), hooks=hooks))
         metrics = EngineMetrics(self.engine.status)
         self.engine.add_listener(metrics.observe_result)
         self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics, journal=self.journal)
@@ -158,33 +173,8 @@ class Daemon:
             pruned,
         )
         limit = cfg.max_message_bytes
-        self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="cuzk-grpc"),
-            interceptors=[*([TokenInterceptor(cfg.token)] if cfg.token else []), DecodeInterceptor()],
-            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
-        )
-        pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, self.server)
-        if path is not None:
-            old = os.umask(0o177)  # the socket is born 0600: no window where others may connect
-            try:
-                self.server.add_insecure_port(f"unix:{path}")
-            finally:
-                os.umask(old)
-            self._socket = path
-            os.chmod(path, 0o600)
-            self.address = f"unix://{path}"
-        else:
-            if cfg.tls_cert:
-                creds = grpc.ssl_server_credentials(
-                    [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
-                )
-                port = self.server.add_secure_port(cfg.listen, creds)
-            else:
-                port = self.server.add_insecure_port(cfg.listen)
-            if port == 0:
-                raise UsageError(f"cannot listen on {cfg.listen}")
-            self.address = f"{cfg.listen.rpartition(':')[0]}:{port}"
-        self.server.start()
+        self.loop = LoopThread()
+        self.server = self.loop.run(self._serve(limit))
         if cfg.status_listen:
             from cuzk.server.http import StatusServer
 
@@ -192,8 +182,9 @@ class Daemon:
                 cfg.status_listen,
                 lambda: status_json(self.engine, started=self.servicer.started),
                 metrics.text,
+                token=cfg.token,
             )
-            self.http.start()
+            self.loop.run(self.http.start())
             self.status_port = self.http.port
         for name in cfg.preload:
             for device, (already, seconds) in self.engine.preload(name).items():
@@ -206,6 +197,56 @@ class Daemon:
                 )
         for key in cfg.ignored:
             log.warning("config key %s is accepted for compatibility but has no effect", key)
+
+    async def _serve(self, limit: int) -> Any:
+        """The gRPC server (grpc.aio, on the loop thread): bound and started."""
+        from cuzk.server.auth import TokenInterceptor
+        from cuzk.server.service import DecodeInterceptor
+        from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+        cfg = self.cfg
+        server = grpc.aio.server(
+            interceptors=[*([TokenInterceptor(cfg.token)] if cfg.token else []), DecodeInterceptor()],
+            options=[("grpc.max_receive_message_length", limit), ("grpc.max_send_message_length", limit)],
+        )
+        pb_grpc.add_ProvingEngineServicer_to_server(self.servicer, server)
+        path = _unix_path(cfg.listen)
+        if path is not None:
+            old = os.umask(0o177)  # the socket is born 0600: no window where others may connect
+            try:
+                server.add_insecure_port(f"unix:{path}")
+            finally:
+                os.umask(old)
+            self._socket = path
+            os.chmod(path, 0o600)
+            self.address = f"unix://{path}"
+        else:
+            host = cfg.listen.rpartition(":")[0]
+            try:
+                if cfg.tls_cert:
+                    creds = grpc.ssl_server_credentials(
+                        [(Path(cfg.tls_key).read_bytes(), Path(cfg.tls_cert).read_bytes())]
+                    )
+                    port = server.add_secure_port(cfg.listen, creds)
+                else:
+                    port = server.add_insecure_port(cfg.listen)
+            except RuntimeError as exc:  # grpc: "Failed to bind to address ..."
+                raise UsageError(
+                    f"cannot listen on {cfg.listen}: the address is in use or not available"
+                ) from exc
+            except OSError as exc:
+                raise UsageError(f"cannot read the TLS files: {exc.strerror or exc}") from exc
+            if port == 0:
+                raise UsageError(f"cannot listen on {cfg.listen}: the address is in use or not available")
+            if not cfg.tls_cert and not is_loopback(host):
+                log.warning(
+                    "listening on %s without TLS: the bearer token and every proof cross the network in "
+                    "plain text (set daemon.tls_cert and daemon.tls_key)",
+                    cfg.listen,
+                )
+            self.address = f"{host}:{port}"
+        await server.start()
+        return server
 
     def stop(self) -> None:
         """Stop intake, finish in-flight work within the grace period, cancel the rest, clean up."""
@@ -222,10 +263,16 @@ class Daemon:
                     self.cfg.grace_period_s,
                 )
             self.engine.shutdown(wait=finished)
-        if self.server is not None:
-            self.server.stop(grace=2).wait()
-        if self.http is not None:
-            self.http.stop()
+            if self.journal is not None:
+                self.journal.clear_marks()  # a clean stop charges no job a run
+        if self.loop is not None:
+            if self.http is not None:
+                self.loop.run(self.http.stop())
+            if self.server is not None:
+                self.loop.run(self.server.stop(grace=2))
+            self.loop.close()
+        if self.servicer is not None:
+            self.servicer.close()
         if self.journal is not None:
             self.journal.close()
         if self._state_lock is not None:
@@ -247,8 +294,27 @@ def run(cfg: DaemonConfig) -> int:
         log.info("%s: stopping intake and draining", signal.Signals(signum).name)
         stop.set()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     daemon = Daemon(cfg)
+
+    def on_other(signum: int, _frame: Any) -> None:
+        """SIGHUP and SIGUSR1/2 used to kill the daemon at once (their default action). Logs go to
+        stderr, which nothing reopens, and the config is read once: there is nothing to reload, so
+        they are logged (SIGUSR1 with a one-line status) and the daemon goes on."""
+        name = signal.Signals(signum).name
+        if signum == signal.SIGUSR1 and daemon.engine is not None:
+            st = daemon.engine.status()
+            log.info(
+                "%s: %d job(s) in flight; counters %s",
+                name,
+                sum(int(q["queued"]) + int(q["running"]) for q in st["jobs_by_kind"].values()),
+                dict(st["counters"]),
+            )
+        else:
+            log.info("%s: nothing to reload (the config is read at start; logs go to stderr); going on", name)
+
+    others = (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous.update({sig: signal.signal(sig, on_other) for sig in others})
     try:
         daemon.start()
     except BaseException:  # never served: clean up and leave the caller's signal handling as it was

@@ -9,6 +9,7 @@ a proof that failed is not an RPC error but a FAILED response with its message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -22,8 +23,10 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from cuzk.engine import JobStatus, Priority, ProofRequest
-from cuzk.errors import CuzkError, UnknownJobError, UsageError, grpc_status
+from cuzk.errors import CuzkError, ShuttingDownError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
+from cuzk.server.idempotency import check_same_request
+from cuzk.server.stored import BadStoredResult
 from cuzk.server.v1 import proving_pb2 as pb
 from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
@@ -263,7 +266,11 @@ def await_response(result: Any) -> pb.AwaitProofResponse:
 
 
 class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
-    """Maps each RPC onto the engine; refuses new work with UNAVAILABLE once draining.
+    """Maps each RPC onto the engine on grpc's asyncio server; refuses new work with UNAVAILABLE once draining.
+
+    Waits (AwaitProof, Prove) park a future on the event loop (CompletionWaits), so any number of
+    them leaves the server free to answer status and submits; work that blocks (a journal commit,
+    a parameter load, the engine's status) runs on a small thread pool instead of the loop.
 
     With a journal, every accepted job is on disk before SubmitProof answers, and its terminal
     status and AwaitProofResponse when it ends (an engine listener); an id the engine no longer
@@ -271,23 +278,58 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
     """
 
     def __init__(self, engine: Any, cfg: DaemonConfig, *, metrics: Any = None, journal: Any = None) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from cuzk.server.stored import StoredResults
+        from cuzk.server.waits import CompletionWaits
+
         self.engine = engine
         self.cfg = cfg
         self.metrics = metrics
         self.journal = journal
         self.started = time.monotonic()
         self.draining = threading.Event()
-        self._waiting = 0  # AwaitProof / Prove calls blocked on a job right now (a metric; tests sync on it)
-        self._waiting_lock = threading.Lock()
+        self.waits = CompletionWaits(engine)
+        self.results = StoredResults(cfg, self._circuit_of)
+        self._blocking_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="cuzk-rpc")
+        self._open: set[str] = set()  # ids accepted and not finished (the queue position of the next)
+        self._open_lock = threading.Lock()
+        self._client_cancelled: set[str] = set()  # ids a client cancelled (a shutdown's cancels differ)
         self._intake = threading.Lock()  # look-up, journal and submit of one id happen as one step
         self._pruned_at = 0.0
+        engine.add_listener(self._log_result)
         if journal is not None:
             engine.add_listener(self._journal_result)
 
+    def close(self) -> None:
+        """Stop the blocking-work pool (after the server stopped)."""
+        self._blocking_pool.shutdown(wait=True, cancel_futures=True)
+
     # --- the journal ---
+    def _log_result(self, result: Any, _request: Any) -> None:
+        """Engine listener: one info line per job that ends, with its times (issue 29: 235 s of silence)."""
+        with self._open_lock:
+            self._open.discard(result.job_id)
+        t = _timings(result)
+        times = (
+            f"in {t['total_ms'] / 1e3:.2f} s (queue {t['queue_wait_ms'] / 1e3:.2f} s, srs {t['srs_load_ms'] / 1e3:.2f} s, "
+            f"synthesis {t['synthesis_ms'] / 1e3:.2f} s, gpu {t['gpu_compute_ms'] / 1e3:.2f} s)"
+        )
+        if result.status is JobStatus.COMPLETED:
+            log.info("job %s completed %s", result.job_id, times)
+        else:
+            log.info("job %s %s %s: %s", result.job_id, result.status.value, times, result.error or "")
+
     def _journal_result(self, result: Any, _request: Any) -> None:
-        """Engine listener: a job's terminal status and response go to the journal."""
+        """Engine listener: a job's terminal status and response go to the journal.
+
+        Not so for a job the shutdown cancelled: it stays open and runs after the restart, as it
+        would have after a crash (issue 32 item 5)."""
         assert self.journal is not None
+        if self.interrupted(result):
+            log.info("job %s: interrupted by the shutdown; left open in the journal to run after restart",
+                     result.job_id)  # fmt: skip
+            return
         self.journal.finish(
             result.job_id, result.status.value, await_response(result).SerializeToString(), result.error
         )
@@ -296,33 +338,95 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             self._pruned_at = now
             self.journal.prune(self.cfg.result_retention_s)
 
+    def _retained(self, entry: Any) -> bool:
+        """A finished journal row whose result is still within result_retention."""
+        return (
+            entry is not None
+            and entry.result is not None
+            and entry.finished_at is not None
+            and entry.finished_at >= time.time() - self.cfg.result_retention_s
+        )
+
     def _stored(self, job_id: str) -> pb.AwaitProofResponse | None:
-        """The journaled response of a finished job still within result_retention, else None."""
+        """The journaled response of a finished job within result_retention, checked; else None.
+
+        A stored result that fails its check (server.stored) is never returned: the job is proved
+        again (None: the engine has it now) or, when it cannot be, failed naming the reason."""
         if self.journal is None:
             return None
         entry = self.journal.get(job_id)
-        if entry is None or entry.result is None or entry.finished_at is None:
+        if not self._retained(entry):
             return None
-        if entry.finished_at < time.time() - self.cfg.result_retention_s:
-            return None
-        return pb.AwaitProofResponse.FromString(entry.result)
+        try:
+            return self.results.check(entry)
+        except BadStoredResult as exc:
+            return self._replace_bad(entry, str(exc))
+
+    def _replace_bad(self, entry: Any, why: str) -> pb.AwaitProofResponse | None:
+        """Prove again a job whose stored result failed its check; its FAILED response if that cannot be."""
+        assert self.journal is not None
+        log.warning("the stored result of job %s failed its check (%s): proving it again", entry.job_id, why)
+        problem = "the daemon is shutting down"
+        if not self.draining.is_set():
+            try:
+                req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
+                self.journal.reopen(entry.job_id)
+                self.engine.submit(req)
+                return None
+            except (CuzkError, DecodeError) as exc:
+                problem = str(exc)
+        message = (
+            f"the stored result failed its check ({why}) and the job could not be proved again: {problem}"
+        )
+        log.error("job %s: %s", entry.job_id, message)
+        resp = pb.AwaitProofResponse(
+            job_id=entry.job_id, status=pb.AwaitProofResponse.FAILED, error_message=message
+        )
+        self.journal.finish(entry.job_id, "failed", resp.SerializeToString(), message)
+        return resp
+
+    def _circuit_of(self, msg: pb.SubmitProofRequest) -> str:
+        """The registry circuit a journaled request proves ("" for a zkey request)."""
+        if msg.zkey_id:
+            return ""
+        if msg.circuit:
+            return msg.circuit
+        if msg.proof_kind in KINDS:
+            return self.cfg.circuits[KINDS[msg.proof_kind][0]]
+        raise UsageError(f"invalid proof_kind: {msg.proof_kind}")
 
     def recover(self, on_restart: str) -> dict[str, int]:
         """Jobs the last run accepted and never finished: re-run them, or mark them FAILED.
 
-        A job whose runs were interrupted MAX_ATTEMPTS times fails instead of being re-run again
-        (a job that kills the daemon must not kill every restart). Returns counts by outcome.
+        A job is charged a run only when the last run ended while one of its partitions was on
+        a device (the journal's device marks); after MAX_ATTEMPTS charged runs it fails instead
+        of being re-run again (a job that kills the daemon must not kill every restart), while
+        jobs that only waited in a queue, or that a clean shutdown interrupted, are never charged.
+        Returns counts by outcome.
         """
         assert self.journal is not None
         done = {"rerun": 0, "failed": 0}
+        charged = self.journal.on_device_jobs()
+        for job_id, status in self.journal.unexpected_rows():
+            log.warning(
+                "journal row %s has status %r, which this daemon does not know: left as it is, not run",
+                job_id,
+                status,
+            )
         for entry in self.journal.open_jobs():
             why = "daemon restarted"
-            if on_restart == "rerun" and entry.attempts >= MAX_ATTEMPTS:
-                why = f"daemon restarted {entry.attempts} times while this job ran; not re-run again"
+            on_device = entry.job_id in charged
+            if on_restart == "rerun" and on_device and entry.attempts >= MAX_ATTEMPTS:
+                why = (
+                    f"daemon restarted {entry.attempts} times while this job was on a device; "
+                    "not re-run again"
+                )
             elif on_restart == "rerun":
                 try:
                     req = to_proof_request(pb.SubmitProofRequest.FromString(entry.request), self.cfg)
-                    self.journal.retry(entry.job_id)
+                    if on_device:
+                        self.journal.retry(entry.job_id)
+                    self._ahead(entry.job_id)
                     self.engine.submit(req)
                     done["rerun"] += 1
                     continue
@@ -333,177 +437,213 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
             )
             self.journal.finish(entry.job_id, "failed", resp.SerializeToString(), why)
             done["failed"] += 1
+        self.journal.clear_marks()
         return done
 
+    def interrupted(self, result: Any) -> bool:
+        """A job the daemon's own shutdown cancelled (not its client): it stays open in the journal."""
+        return (
+            result.status is JobStatus.CANCELLED
+            and self.draining.is_set()
+            and result.job_id not in self._client_cancelled
+        )
+
     # --- helpers ---
-    def _abort(self, context: grpc.ServicerContext, exc: BaseException) -> Any:
+    async def _abort(self, context: grpc.aio.ServicerContext, exc: BaseException) -> Any:
         code = getattr(grpc.StatusCode, grpc_status(exc))
-        context.abort(code, str(exc) or type(exc).__name__)
+        await context.abort(code, str(exc) or type(exc).__name__)
 
-    def _submit(self, msg: pb.SubmitProofRequest, context: grpc.ServicerContext) -> tuple[str, int]:
-        """Accept a job (journaled first) or find the one with its id; (job_id, queue position)."""
+    async def _blocking(self, fn: Any, *args: Any) -> Any:
+        """`fn(*args)` on the blocking-work pool, so the event loop keeps answering."""
+        return await asyncio.get_running_loop().run_in_executor(self._blocking_pool, fn, *args)
+
+    def _accept(self, msg: pb.SubmitProofRequest, peer: str) -> tuple[str, int]:
+        """Accept a job (journaled first) or find the one with its id; (job_id, queue position).
+
+        Runs on the blocking pool (a journal commit waits for the disk); raises CuzkError."""
         if self.draining.is_set():
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the daemon is shutting down and accepts no new jobs")
-        try:
-            req = to_proof_request(msg, self.cfg)
-            if self.journal is None:
-                handle = self.engine.submit(req)
-                return handle.job_id, handle.queue_position
-            job_id = req.request_id  # always set: to_proof_request makes one when the client did not
-            with self._intake:
-                try:
-                    handle = self.engine.get(job_id)  # in flight or kept: the same job
-                    return handle.job_id, 0
-                except UnknownJobError:
-                    pass
-                if self._stored(job_id) is not None:  # finished before a restart: the same job
-                    return job_id, 0
-                wire = pb.SubmitProofRequest()
-                wire.CopyFrom(msg)
-                wire.request_id = job_id  # a re-run after a restart keeps the id its client awaits
-                self.journal.accept(job_id, wire.SerializeToString())
-                try:
-                    handle = self.engine.submit(req)
-                except BaseException:
-                    self.journal.withdraw(job_id)  # refused: it was never accepted
-                    raise
-                log.debug(
-                    "accepted job %s: %s, %d partition(s), from %s",
-                    job_id,
-                    req.key_name,
-                    req.partition_count,
-                    context.peer(),
-                )
+            raise ShuttingDownError("the daemon is shutting down and accepts no new jobs")
+        req = to_proof_request(msg, self.cfg)
+        if self.journal is None:
+            handle = self.engine.submit(req)
             return handle.job_id, handle.queue_position
+        job_id = req.request_id  # always set: to_proof_request makes one when the client did not
+        wire = pb.SubmitProofRequest()
+        wire.CopyFrom(msg)
+        wire.request_id = job_id  # a re-run after a restart keeps the id its client awaits
+        with self._intake:
+            known = self.journal.get(job_id)
+            if known is not None and (known.status == "accepted" or self._retained(known)):
+                check_same_request(job_id, known.request, wire)  # an id names one request only
+            try:
+                handle = self.engine.get(job_id)  # in flight or kept: the same job
+                return handle.job_id, 0
+            except UnknownJobError:
+                pass
+            if self._stored(job_id) is not None:  # finished before a restart: the same job
+                return job_id, 0
+            self.journal.accept(job_id, wire.SerializeToString())
+            ahead = self._ahead(job_id)
+            try:
+                handle = self.engine.submit(req)
+            except BaseException:
+                self.journal.withdraw(job_id)  # refused: it was never accepted
+                with self._open_lock:
+                    self._open.discard(job_id)
+                raise
+            log.info(
+                "accepted job %s: %s, %d partition(s), %d job(s) ahead, from %s",
+                job_id,
+                req.key_name,
+                req.partition_count,
+                ahead,
+                peer,
+            )
+        return handle.job_id, ahead
+
+    def _ahead(self, job_id: str) -> int:
+        """Jobs accepted before this one and not finished (queued or running); counts it in.
+
+        The engine's own queue_position counts only its intake queue, which its dispatcher
+        empties at once, so every submit said "position 0" (issue 29)."""
+        with self._open_lock:
+            ahead = len(self._open) - (job_id in self._open)
+            self._open.add(job_id)
+        return ahead
+
+    async def _submit(self, msg: pb.SubmitProofRequest, context: grpc.aio.ServicerContext) -> tuple[str, int]:
+        try:
+            result: tuple[str, int] = await self._blocking(self._accept, msg, context.peer())
+            return result
         except CuzkError as exc:
-            return self._abort(context, exc)
+            return await self._abort(context, exc)
 
-    def _await_id(
-        self, job_id: str, timeout_s: float | None, context: grpc.ServicerContext
-    ) -> pb.AwaitProofResponse:
+    def _lookup(self, job_id: str) -> tuple[Any, pb.AwaitProofResponse | None]:
+        """(the engine's handle, None) or (None, the journal's stored response); UnknownJobError else."""
         try:
-            handle = self.engine.get(job_id)
-        except UnknownJobError as exc:
+            return self.engine.get(job_id), None
+        except UnknownJobError:
             stored = self._stored(job_id)
-            if stored is None:
-                return self._abort(context, exc)
-            return stored
-        return self._await(handle, timeout_s, context)
+            if stored is None:  # unknown (UnknownJobError), or a bad stored result proved again
+                return self.engine.get(job_id), None
+            return None, stored
 
-    def _await(
-        self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
+    async def _await_id(
+        self, job_id: str, timeout_s: float | None, context: grpc.aio.ServicerContext
     ) -> pb.AwaitProofResponse:
-        with self._waiting_lock:
-            self._waiting += 1
         try:
-            return self._await_inner(handle, timeout_s, context)
-        finally:
-            with self._waiting_lock:
-                self._waiting -= 1
-
-    def _await_inner(
-        self, handle: Any, timeout_s: float | None, context: grpc.ServicerContext
-    ) -> pb.AwaitProofResponse:
+            handle, stored = await self._blocking(self._lookup, job_id)
+        except CuzkError as exc:
+            return await self._abort(context, exc)
+        if stored is not None:
+            return stored
         remaining = context.time_remaining()
         if remaining is not None:
             timeout_s = remaining if timeout_s is None else min(timeout_s, remaining)
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:  # short waits, so a client that went away frees this thread
-            step = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
-            if handle.done():
-                return await_response(handle.result(timeout=0))
-            try:
-                return await_response(handle.result(timeout=step))
-            except CuzkError:
-                if deadline is not None and time.monotonic() >= deadline:
-                    return pb.AwaitProofResponse(
-                        job_id=handle.job_id,
-                        status=pb.AwaitProofResponse.TIMEOUT,
-                        error_message=f"the job did not finish within {timeout_s:.3f} s",
-                    )
-                if not context.is_active():
-                    context.abort(grpc.StatusCode.CANCELLED, "the client went away")
+        result = await self.waits.wait(handle, timeout_s)
+        if result is None:
+            return pb.AwaitProofResponse(
+                job_id=handle.job_id,
+                status=pb.AwaitProofResponse.TIMEOUT,
+                error_message=f"the job did not finish within {timeout_s:.3f} s",
+            )
+        if self.interrupted(result):
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the daemon is shutting down; job {result.job_id} stays journaled and runs after the "
+                "restart: await it again then",
+            )
+        return await_response(result)
 
-    def _check(self, msg: Any, context: grpc.ServicerContext) -> Any:
+    async def _check(self, msg: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return check_request(msg, self.cfg)
         except CuzkError as exc:
-            return self._abort(context, exc)
+            return await self._abort(context, exc)
 
     # --- RPCs ---
-    def SubmitProof(
-        self, request: pb.SubmitProofRequest, context: grpc.ServicerContext
+    async def SubmitProof(
+        self, request: pb.SubmitProofRequest, context: grpc.aio.ServicerContext
     ) -> pb.SubmitProofResponse:
-        job_id, position = self._submit(request, context)
+        job_id, position = await self._submit(request, context)
         return pb.SubmitProofResponse(job_id=job_id, queue_position=position)
 
-    def AwaitProof(
-        self, request: pb.AwaitProofRequest, context: grpc.ServicerContext
+    async def AwaitProof(
+        self, request: pb.AwaitProofRequest, context: grpc.aio.ServicerContext
     ) -> pb.AwaitProofResponse:
-        self._check(request, context)
+        await self._check(request, context)
         timeout_s = request.timeout_ms / 1e3 if request.timeout_ms else None
-        return self._await_id(request.job_id, timeout_s, context)
+        return await self._await_id(request.job_id, timeout_s, context)
 
-    def Prove(self, request: pb.ProveRequest, context: grpc.ServicerContext) -> pb.ProveResponse:
+    async def Prove(self, request: pb.ProveRequest, context: grpc.aio.ServicerContext) -> pb.ProveResponse:
         if not request.HasField("submit"):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "missing submit field")
-        job_id, _ = self._submit(request.submit, context)
-        return pb.ProveResponse(result=self._await_id(job_id, None, context))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "missing submit field")
+        job_id, _ = await self._submit(request.submit, context)
+        return pb.ProveResponse(result=await self._await_id(job_id, None, context))
 
-    def CancelProof(
-        self, request: pb.CancelProofRequest, context: grpc.ServicerContext
+    def _cancel(self, job_id: str) -> bool:
+        """True if a running job was cancelled; raises UnknownJobError for an id nobody knows."""
+        handle, _stored = self._lookup(job_id)
+        if handle is None:
+            return False  # it finished before a restart
+        was_running = handle.status is JobStatus.RUNNING
+        self._client_cancelled.add(job_id)
+        cancelled = self.engine.cancel(job_id)
+        return bool(cancelled and was_running)
+
+    async def CancelProof(
+        self, request: pb.CancelProofRequest, context: grpc.aio.ServicerContext
     ) -> pb.CancelProofResponse:
-        self._check(request, context)
+        await self._check(request, context)
         try:
-            handle = self.engine.get(request.job_id)
-            was_running = handle.status is JobStatus.RUNNING
-            cancelled = self.engine.cancel(request.job_id)
-        except UnknownJobError as exc:
-            if self._stored(request.job_id) is None:
-                return self._abort(context, exc)
-            return pb.CancelProofResponse(was_running=False)  # it finished before a restart
+            was_running = await self._blocking(self._cancel, request.job_id)
         except CuzkError as exc:
-            return self._abort(context, exc)
-        return pb.CancelProofResponse(was_running=bool(cancelled and was_running))
+            return await self._abort(context, exc)
+        return pb.CancelProofResponse(was_running=was_running)
 
-    def GetStatus(self, request: pb.GetStatusRequest, context: grpc.ServicerContext) -> pb.GetStatusResponse:
-        return status_message(self.engine.status(), uptime=time.monotonic() - self.started)
+    async def GetStatus(
+        self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetStatusResponse:
+        st = await self._blocking(self.engine.status)
+        return status_message(st, uptime=time.monotonic() - self.started)
 
-    def GetMetrics(
-        self, request: pb.GetMetricsRequest, context: grpc.ServicerContext
-    ) -> pb.GetMetricsResponse:
+    def _metrics_text(self) -> str:
         text = self.metrics.text() if self.metrics is not None else ""
-        with self._waiting_lock:
-            waiting = self._waiting
         busy = self.engine.status()["synthesis_workers"]["busy"]
-        text += (
+        return text + (
             "# HELP cuzk_rpc_waiting Prove and AwaitProof calls waiting for their job now\n"
-            f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {waiting}\n"
+            f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {self.waits.count}\n"
             "# HELP cuzk_synthesis_busy Synthesis worker processes holding a task now\n"
             f"# TYPE cuzk_synthesis_busy gauge\ncuzk_synthesis_busy {busy}\n"
         )
-        return pb.GetMetricsResponse(prometheus_text=text)
 
-    def PreloadSRS(
-        self, request: pb.PreloadSrsRequest, context: grpc.ServicerContext
+    async def GetMetrics(
+        self, request: pb.GetMetricsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetMetricsResponse:
+        return pb.GetMetricsResponse(prometheus_text=await self._blocking(self._metrics_text))
+
+    async def PreloadSRS(
+        self, request: pb.PreloadSrsRequest, context: grpc.aio.ServicerContext
     ) -> pb.PreloadSrsResponse:
-        self._check(request, context)
+        await self._check(request, context)
         try:
-            loaded = self.engine.preload(request.circuit_id)
+            loaded = await self._blocking(self.engine.preload, request.circuit_id)
         except CuzkError as exc:
-            return self._abort(context, exc)
+            return await self._abort(context, exc)
         already = all(a for a, _ in loaded.values())
         seconds = sum(s for _, s in loaded.values())
         return pb.PreloadSrsResponse(
             already_loaded=already, load_time_ms=0 if already else int(seconds * 1e3)
         )
 
-    def EvictSRS(self, request: pb.EvictSrsRequest, context: grpc.ServicerContext) -> pb.EvictSrsResponse:
-        self._check(request, context)
+    async def EvictSRS(
+        self, request: pb.EvictSrsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.EvictSrsResponse:
+        await self._check(request, context)
         try:
-            freed = self.engine.evict(request.circuit_id)
+            freed = await self._blocking(self.engine.evict, request.circuit_id)
         except CuzkError as exc:
-            return self._abort(context, exc)
+            return await self._abort(context, exc)
         return pb.EvictSrsResponse(
             was_loaded=any(w for w, _ in freed.values()), freed_bytes=sum(b for _, b in freed.values())
         )
@@ -548,35 +688,44 @@ def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusRespo
         )
     for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
         msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
+    for job in st.get("jobs_in_flight", []):
+        parts = job["partitions"]
+        msg.jobs.add(
+            job_id=str(job["job_id"]),
+            proof_kind=display_kind(str(job["family"])),
+            partitions_total=len(parts),
+            partitions_done=sum(1 for p in parts if p["state"] == "done"),
+            running=job.get("status") == "running",
+        )
     return msg
 
 
-class DecodeInterceptor(grpc.ServerInterceptor):
+class DecodeInterceptor(grpc.aio.ServerInterceptor):
     """Bytes that do not parse as the method's request message are INVALID_ARGUMENT, naming the message.
 
     grpc's own deserialization failure is INTERNAL ("Exception deserializing request!"), which
     reads as a bug of the server; a client that sent bad bytes should learn that it did.
     """
 
-    def intercept_service(
+    async def intercept_service(
         self,
         continuation: Any,
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Any:
-        handler = continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None or handler.request_deserializer is None:
             return handler
         parse, inner = handler.request_deserializer, handler.unary_unary
         method = handler_call_details.method.rsplit("/", 1)[-1]
 
-        def behavior(raw: bytes, context: grpc.ServicerContext) -> Any:
+        async def behavior(raw: bytes, context: grpc.aio.ServicerContext) -> Any:
             try:
                 request = parse(raw)
             except Exception as exc:  # DecodeError, or anything else the parser raises on bad bytes
-                context.abort(
+                await context.abort(
                     grpc.StatusCode.INVALID_ARGUMENT,
                     f"the request of {method} does not parse as its message: {exc}",
                 )
-            return inner(request, context)
+            return await inner(request, context)
 
         return handler._replace(request_deserializer=None, unary_unary=behavior)

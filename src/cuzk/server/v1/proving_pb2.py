@@ -24,17 +24,17 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63uzk/server/v1/proving.proto\x12\x07\x63uzk.v1\"\xdd\x03\n\x12SubmitProofRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12&\n\nproof_kind\x18\x02 \x01(\x0e\x32\x12.cuzk.v1.ProofKind\x12\x13\n\x0bsector_size\x18\x03 \x01(\x04\x12\x18\n\x10registered_proof\x18\x04 \x01(\x04\x12#\n\x08priority\x18\x05 \x01(\x0e\x32\x11.cuzk.v1.Priority\x12\x15\n\rvanilla_proof\x18\n \x01(\x0c\x12\x16\n\x0evanilla_proofs\x18\x0b \x03(\x0c\x12\x15\n\rsector_number\x18\x14 \x01(\x04\x12\x10\n\x08miner_id\x18\x15 \x01(\x04\x12\x12\n\nrandomness\x18\x16 \x01(\x0c\x12\x17\n\x0fpartition_index\x18\x17 \x01(\r\x12\x12\n\ncomm_r_old\x18\x1e \x01(\x0c\x12\x12\n\ncomm_r_new\x18\x1f \x01(\x0c\x12\x12\n\ncomm_d_new\x18  \x01(\x0c\x12\x0f\n\x07\x63ircuit\x18( \x01(\t\x12\x15\n\rinstance_seed\x18) \x01(\x04\x12\x12\n\npartitions\x18* \x01(\r\x12\x16\n\x0einstances_json\x18+ \x01(\t\x12\x0f\n\x07zkey_id\x18, \x01(\t\x12\x11\n\twitnesses\x18- \x03(\x0c\"S\n\x13SubmitProofResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x16\n\x0equeue_position\x18\x02 \x01(\r\x12\x14\n\x0c\x61ssigned_gpu\x18\x03 \x01(\t\"7\n\x11\x41waitProofRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\ntimeout_ms\x18\x02 \x01(\x04\"\xd4\x02\n\x12\x41waitProofResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x32\n\x06status\x18\x02 \x01(\x0e\x32\".cuzk.v1.AwaitProofResponse.Status\x12\r\n\x05proof\x18\x03 \x01(\x0c\x12\x15\n\rerror_message\x18\x04 \x01(\t\x12\x15\n\rqueue_wait_ms\x18\n \x01(\x04\x12\x13\n\x0bsrs_load_ms\x18\x0b \x01(\x04\x12\x14\n\x0csynthesis_ms\x18\x0c \x01(\x04\x12\x16\n\x0egpu_compute_ms\x18\r \x01(\x04\x12\x10\n\x08total_ms\x18\x0e \x01(\x04\x12\x1a\n\x12public_inputs_json\x18( \x01(\t\"L\n\x06Status\x12\x0b\n\x07UNKNOWN\x10\x00\x12\r\n\tCOMPLETED\x10\x01\x12\n\n\x06\x46\x41ILED\x10\x02\x12\r\n\tCANCELLED\x10\x03\x12\x0b\n\x07TIMEOUT\x10\x04\";\n\x0cProveRequest\x12+\n\x06submit\x18\x01 \x01(\x0b\x32\x1b.cuzk.v1.SubmitProofRequest\"<\n\rProveResponse\x12+\n\x06result\x18\x01 \x01(\x0b\x32\x1b.cuzk.v1.AwaitProofResponse\"$\n\x12\x43\x61ncelProofRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"*\n\x13\x43\x61ncelProofResponse\x12\x13\n\x0bwas_running\x18\x01 \x01(\x08\"\x12\n\x10GetStatusRequest\"\xef\x02\n\x11GetStatusResponse\x12 \n\x04gpus\x18\x01 \x03(\x0b\x32\x12.cuzk.v1.GPUStatus\x12&\n\nloaded_srs\x18\x02 \x03(\x0b\x32\x12.cuzk.v1.SRSStatus\x12$\n\x06queues\x18\x03 \x03(\x0b\x32\x14.cuzk.v1.QueueStatus\x12\x1e\n\x16total_proofs_completed\x18\x04 \x01(\x04\x12\x1b\n\x13total_proofs_failed\x18\x05 \x01(\x04\x12\x16\n\x0euptime_seconds\x18\x06 \x01(\x04\x12\x1b\n\x13pinned_memory_bytes\x18\x07 \x01(\x04\x12!\n\x19pinned_memory_limit_bytes\x18\x08 \x01(\x04\x12\x1b\n\x13memory_budget_bytes\x18( \x01(\x04\x12\x1d\n\x15memory_reserved_bytes\x18) \x01(\x04\x12\x19\n\x11memory_peak_bytes\x18* \x01(\x04\"\xb8\x01\n\tGPUStatus\x12\x0f\n\x07ordinal\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x18\n\x10vram_total_bytes\x18\x03 \x01(\x04\x12\x17\n\x0fvram_free_bytes\x18\x04 \x01(\x04\x12\x16\n\x0e\x63urrent_job_id\x18\x05 \x01(\t\x12\x1a\n\x12\x63urrent_proof_kind\x18\x06 \x01(\t\x12\x0f\n\x07workers\x18( \x01(\r\x12\x14\n\x0c\x62usy_workers\x18) \x01(\r\"\x92\x01\n\tSRSStatus\x12\x12\n\ncircuit_id\x18\x01 \x01(\t\x12%\n\x04tier\x18\x02 \x01(\x0e\x32\x17.cuzk.v1.SRSStatus.Tier\x12\x12\n\nsize_bytes\x18\x03 \x01(\x04\x12\x11\n\tref_count\x18\x04 \x01(\r\"#\n\x04Tier\x12\x07\n\x03HOT\x10\x00\x12\x08\n\x04WARM\x10\x01\x12\x08\n\x04\x43OLD\x10\x02\"G\n\x0bQueueStatus\x12\x12\n\nproof_kind\x18\x01 \x01(\t\x12\x0f\n\x07pending\x18\x02 \x01(\r\x12\x13\n\x0bin_progress\x18\x03 \x01(\r\"\'\n\x11PreloadSrsRequest\x12\x12\n\ncircuit_id\x18\x01 \x01(\t\"B\n\x12PreloadSrsResponse\x12\x16\n\x0e\x61lready_loaded\x18\x01 \x01(\x08\x12\x14\n\x0cload_time_ms\x18\x02 \x01(\x04\"%\n\x0f\x45victSrsRequest\x12\x12\n\ncircuit_id\x18\x01 \x01(\t\";\n\x10\x45victSrsResponse\x12\x12\n\nwas_loaded\x18\x01 \x01(\x08\x12\x13\n\x0b\x66reed_bytes\x18\x02 \x01(\x04\"\x13\n\x11GetMetricsRequest\"-\n\x12GetMetricsResponse\x12\x17\n\x0fprometheus_text\x18\x01 \x01(\t*\x82\x01\n\tProofKind\x12\x1a\n\x16PROOF_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11POREP_SEAL_COMMIT\x10\x01\x12\x15\n\x11SNAP_DEALS_UPDATE\x10\x02\x12\x19\n\x15WINDOW_POST_PARTITION\x10\x03\x12\x10\n\x0cWINNING_POST\x10\x04*Q\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x07\n\x03LOW\x10\x01\x12\n\n\x06NORMAL\x10\x02\x12\x08\n\x04HIGH\x10\x03\x12\x0c\n\x08\x43RITICAL\x10\x04\x32\xb5\x04\n\rProvingEngine\x12H\n\x0bSubmitProof\x12\x1b.cuzk.v1.SubmitProofRequest\x1a\x1c.cuzk.v1.SubmitProofResponse\x12\x45\n\nAwaitProof\x12\x1a.cuzk.v1.AwaitProofRequest\x1a\x1b.cuzk.v1.AwaitProofResponse\x12\x36\n\x05Prove\x12\x15.cuzk.v1.ProveRequest\x1a\x16.cuzk.v1.ProveResponse\x12H\n\x0b\x43\x61ncelProof\x12\x1b.cuzk.v1.CancelProofRequest\x1a\x1c.cuzk.v1.CancelProofResponse\x12\x42\n\tGetStatus\x12\x19.cuzk.v1.GetStatusRequest\x1a\x1a.cuzk.v1.GetStatusResponse\x12\x45\n\nGetMetrics\x12\x1a.cuzk.v1.GetMetricsRequest\x1a\x1b.cuzk.v1.GetMetricsResponse\x12\x45\n\nPreloadSRS\x12\x1a.cuzk.v1.PreloadSrsRequest\x1a\x1b.cuzk.v1.PreloadSrsResponse\x12?\n\x08\x45victSRS\x12\x18.cuzk.v1.EvictSrsRequest\x1a\x19.cuzk.v1.EvictSrsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63uzk/server/v1/proving.proto\x12\x07\x63uzk.v1\"\xdd\x03\n\x12SubmitProofRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12&\n\nproof_kind\x18\x02 \x01(\x0e\x32\x12.cuzk.v1.ProofKind\x12\x13\n\x0bsector_size\x18\x03 \x01(\x04\x12\x18\n\x10registered_proof\x18\x04 \x01(\x04\x12#\n\x08priority\x18\x05 \x01(\x0e\x32\x11.cuzk.v1.Priority\x12\x15\n\rvanilla_proof\x18\n \x01(\x0c\x12\x16\n\x0evanilla_proofs\x18\x0b \x03(\x0c\x12\x15\n\rsector_number\x18\x14 \x01(\x04\x12\x10\n\x08miner_id\x18\x15 \x01(\x04\x12\x12\n\nrandomness\x18\x16 \x01(\x0c\x12\x17\n\x0fpartition_index\x18\x17 \x01(\r\x12\x12\n\ncomm_r_old\x18\x1e \x01(\x0c\x12\x12\n\ncomm_r_new\x18\x1f \x01(\x0c\x12\x12\n\ncomm_d_new\x18  \x01(\x0c\x12\x0f\n\x07\x63ircuit\x18( \x01(\t\x12\x15\n\rinstance_seed\x18) \x01(\x04\x12\x12\n\npartitions\x18* \x01(\r\x12\x16\n\x0einstances_json\x18+ \x01(\t\x12\x0f\n\x07zkey_id\x18, \x01(\t\x12\x11\n\twitnesses\x18- \x03(\x0c\"S\n\x13SubmitProofResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x16\n\x0equeue_position\x18\x02 \x01(\r\x12\x14\n\x0c\x61ssigned_gpu\x18\x03 \x01(\t\"7\n\x11\x41waitProofRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\ntimeout_ms\x18\x02 \x01(\x04\"\xd4\x02\n\x12\x41waitProofResponse\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x32\n\x06status\x18\x02 \x01(\x0e\x32\".cuzk.v1.AwaitProofResponse.Status\x12\r\n\x05proof\x18\x03 \x01(\x0c\x12\x15\n\rerror_message\x18\x04 \x01(\t\x12\x15\n\rqueue_wait_ms\x18\n \x01(\x04\x12\x13\n\x0bsrs_load_ms\x18\x0b \x01(\x04\x12\x14\n\x0csynthesis_ms\x18\x0c \x01(\x04\x12\x16\n\x0egpu_compute_ms\x18\r \x01(\x04\x12\x10\n\x08total_ms\x18\x0e \x01(\x04\x12\x1a\n\x12public_inputs_json\x18( \x01(\t\"L\n\x06Status\x12\x0b\n\x07UNKNOWN\x10\x00\x12\r\n\tCOMPLETED\x10\x01\x12\n\n\x06\x46\x41ILED\x10\x02\x12\r\n\tCANCELLED\x10\x03\x12\x0b\n\x07TIMEOUT\x10\x04\";\n\x0cProveRequest\x12+\n\x06submit\x18\x01 \x01(\x0b\x32\x1b.cuzk.v1.SubmitProofRequest\"<\n\rProveResponse\x12+\n\x06result\x18\x01 \x01(\x0b\x32\x1b.cuzk.v1.AwaitProofResponse\"$\n\x12\x43\x61ncelProofRequest\x12\x0e\n\x06job_id\x18\x01 \x01(\t\"*\n\x13\x43\x61ncelProofResponse\x12\x13\n\x0bwas_running\x18\x01 \x01(\x08\"\x12\n\x10GetStatusRequest\"\x93\x03\n\x11GetStatusResponse\x12 \n\x04gpus\x18\x01 \x03(\x0b\x32\x12.cuzk.v1.GPUStatus\x12&\n\nloaded_srs\x18\x02 \x03(\x0b\x32\x12.cuzk.v1.SRSStatus\x12$\n\x06queues\x18\x03 \x03(\x0b\x32\x14.cuzk.v1.QueueStatus\x12\x1e\n\x16total_proofs_completed\x18\x04 \x01(\x04\x12\x1b\n\x13total_proofs_failed\x18\x05 \x01(\x04\x12\x16\n\x0euptime_seconds\x18\x06 \x01(\x04\x12\x1b\n\x13pinned_memory_bytes\x18\x07 \x01(\x04\x12!\n\x19pinned_memory_limit_bytes\x18\x08 \x01(\x04\x12\x1b\n\x13memory_budget_bytes\x18( \x01(\x04\x12\x1d\n\x15memory_reserved_bytes\x18) \x01(\x04\x12\x19\n\x11memory_peak_bytes\x18* \x01(\x04\x12\"\n\x04jobs\x18+ \x03(\x0b\x32\x14.cuzk.v1.JobProgress\"u\n\x0bJobProgress\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x12\n\nproof_kind\x18\x02 \x01(\t\x12\x18\n\x10partitions_total\x18\x03 \x01(\r\x12\x17\n\x0fpartitions_done\x18\x04 \x01(\r\x12\x0f\n\x07running\x18\x05 \x01(\x08\"\xb8\x01\n\tGPUStatus\x12\x0f\n\x07ordinal\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x18\n\x10vram_total_bytes\x18\x03 \x01(\x04\x12\x17\n\x0fvram_free_bytes\x18\x04 \x01(\x04\x12\x16\n\x0e\x63urrent_job_id\x18\x05 \x01(\t\x12\x1a\n\x12\x63urrent_proof_kind\x18\x06 \x01(\t\x12\x0f\n\x07workers\x18( \x01(\r\x12\x14\n\x0c\x62usy_workers\x18) \x01(\r\"\x92\x01\n\tSRSStatus\x12\x12\n\ncircuit_id\x18\x01 \x01(\t\x12%\n\x04tier\x18\x02 \x01(\x0e\x32\x17.cuzk.v1.SRSStatus.Tier\x12\x12\n\nsize_bytes\x18\x03 \x01(\x04\x12\x11\n\tref_count\x18\x04 \x01(\r\"#\n\x04Tier\x12\x07\n\x03HOT\x10\x00\x12\x08\n\x04WARM\x10\x01\x12\x08\n\x04\x43OLD\x10\x02\"G\n\x0bQueueStatus\x12\x12\n\nproof_kind\x18\x01 \x01(\t\x12\x0f\n\x07pending\x18\x02 \x01(\r\x12\x13\n\x0bin_progress\x18\x03 \x01(\r\"\'\n\x11PreloadSrsRequest\x12\x12\n\ncircuit_id\x18\x01 \x01(\t\"B\n\x12PreloadSrsResponse\x12\x16\n\x0e\x61lready_loaded\x18\x01 \x01(\x08\x12\x14\n\x0cload_time_ms\x18\x02 \x01(\x04\"%\n\x0f\x45victSrsRequest\x12\x12\n\ncircuit_id\x18\x01 \x01(\t\";\n\x10\x45victSrsResponse\x12\x12\n\nwas_loaded\x18\x01 \x01(\x08\x12\x13\n\x0b\x66reed_bytes\x18\x02 \x01(\x04\"\x13\n\x11GetMetricsRequest\"-\n\x12GetMetricsResponse\x12\x17\n\x0fprometheus_text\x18\x01 \x01(\t*\x82\x01\n\tProofKind\x12\x1a\n\x16PROOF_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11POREP_SEAL_COMMIT\x10\x01\x12\x15\n\x11SNAP_DEALS_UPDATE\x10\x02\x12\x19\n\x15WINDOW_POST_PARTITION\x10\x03\x12\x10\n\x0cWINNING_POST\x10\x04*Q\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x07\n\x03LOW\x10\x01\x12\n\n\x06NORMAL\x10\x02\x12\x08\n\x04HIGH\x10\x03\x12\x0c\n\x08\x43RITICAL\x10\x04\x32\xb5\x04\n\rProvingEngine\x12H\n\x0bSubmitProof\x12\x1b.cuzk.v1.SubmitProofRequest\x1a\x1c.cuzk.v1.SubmitProofResponse\x12\x45\n\nAwaitProof\x12\x1a.cuzk.v1.AwaitProofRequest\x1a\x1b.cuzk.v1.AwaitProofResponse\x12\x36\n\x05Prove\x12\x15.cuzk.v1.ProveRequest\x1a\x16.cuzk.v1.ProveResponse\x12H\n\x0b\x43\x61ncelProof\x12\x1b.cuzk.v1.CancelProofRequest\x1a\x1c.cuzk.v1.CancelProofResponse\x12\x42\n\tGetStatus\x12\x19.cuzk.v1.GetStatusRequest\x1a\x1a.cuzk.v1.GetStatusResponse\x12\x45\n\nGetMetrics\x12\x1a.cuzk.v1.GetMetricsRequest\x1a\x1b.cuzk.v1.GetMetricsResponse\x12\x45\n\nPreloadSRS\x12\x1a.cuzk.v1.PreloadSrsRequest\x1a\x1b.cuzk.v1.PreloadSrsResponse\x12?\n\x08\x45victSRS\x12\x18.cuzk.v1.EvictSrsRequest\x1a\x19.cuzk.v1.EvictSrsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cuzk.server.v1.proving_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PROOFKIND']._serialized_start=2288
-  _globals['_PROOFKIND']._serialized_end=2418
-  _globals['_PRIORITY']._serialized_start=2420
-  _globals['_PRIORITY']._serialized_end=2501
+  _globals['_PROOFKIND']._serialized_start=2443
+  _globals['_PROOFKIND']._serialized_end=2573
+  _globals['_PRIORITY']._serialized_start=2575
+  _globals['_PRIORITY']._serialized_end=2656
   _globals['_SUBMITPROOFREQUEST']._serialized_start=42
   _globals['_SUBMITPROOFREQUEST']._serialized_end=519
   _globals['_SUBMITPROOFRESPONSE']._serialized_start=521
@@ -56,27 +56,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETSTATUSREQUEST']._serialized_start=1211
   _globals['_GETSTATUSREQUEST']._serialized_end=1229
   _globals['_GETSTATUSRESPONSE']._serialized_start=1232
-  _globals['_GETSTATUSRESPONSE']._serialized_end=1599
-  _globals['_GPUSTATUS']._serialized_start=1602
-  _globals['_GPUSTATUS']._serialized_end=1786
-  _globals['_SRSSTATUS']._serialized_start=1789
-  _globals['_SRSSTATUS']._serialized_end=1935
-  _globals['_SRSSTATUS_TIER']._serialized_start=1900
-  _globals['_SRSSTATUS_TIER']._serialized_end=1935
-  _globals['_QUEUESTATUS']._serialized_start=1937
-  _globals['_QUEUESTATUS']._serialized_end=2008
-  _globals['_PRELOADSRSREQUEST']._serialized_start=2010
-  _globals['_PRELOADSRSREQUEST']._serialized_end=2049
-  _globals['_PRELOADSRSRESPONSE']._serialized_start=2051
-  _globals['_PRELOADSRSRESPONSE']._serialized_end=2117
-  _globals['_EVICTSRSREQUEST']._serialized_start=2119
-  _globals['_EVICTSRSREQUEST']._serialized_end=2156
-  _globals['_EVICTSRSRESPONSE']._serialized_start=2158
-  _globals['_EVICTSRSRESPONSE']._serialized_end=2217
-  _globals['_GETMETRICSREQUEST']._serialized_start=2219
-  _globals['_GETMETRICSREQUEST']._serialized_end=2238
-  _globals['_GETMETRICSRESPONSE']._serialized_start=2240
-  _globals['_GETMETRICSRESPONSE']._serialized_end=2285
-  _globals['_PROVINGENGINE']._serialized_start=2504
-  _globals['_PROVINGENGINE']._serialized_end=3069
+  _globals['_GETSTATUSRESPONSE']._serialized_end=1635
+  _globals['_JOBPROGRESS']._serialized_start=1637
+  _globals['_JOBPROGRESS']._serialized_end=1754
+  _globals['_GPUSTATUS']._serialized_start=1757
+  _globals['_GPUSTATUS']._serialized_end=1941
+  _globals['_SRSSTATUS']._serialized_start=1944
+  _globals['_SRSSTATUS']._serialized_end=2090
+  _globals['_SRSSTATUS_TIER']._serialized_start=2055
+  _globals['_SRSSTATUS_TIER']._serialized_end=2090
+  _globals['_QUEUESTATUS']._serialized_start=2092
+  _globals['_QUEUESTATUS']._serialized_end=2163
+  _globals['_PRELOADSRSREQUEST']._serialized_start=2165
+  _globals['_PRELOADSRSREQUEST']._serialized_end=2204
+  _globals['_PRELOADSRSRESPONSE']._serialized_start=2206
+  _globals['_PRELOADSRSRESPONSE']._serialized_end=2272
+  _globals['_EVICTSRSREQUEST']._serialized_start=2274
+  _globals['_EVICTSRSREQUEST']._serialized_end=2311
+  _globals['_EVICTSRSRESPONSE']._serialized_start=2313
+  _globals['_EVICTSRSRESPONSE']._serialized_end=2372
+  _globals['_GETMETRICSREQUEST']._serialized_start=2374
+  _globals['_GETMETRICSREQUEST']._serialized_end=2393
+  _globals['_GETMETRICSRESPONSE']._serialized_start=2395
+  _globals['_GETMETRICSRESPONSE']._serialized_end=2440
+  _globals['_PROVINGENGINE']._serialized_start=2659
+  _globals['_PROVINGENGINE']._serialized_end=3224
 # @@protoc_insertion_point(module_scope)

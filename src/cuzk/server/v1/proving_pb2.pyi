@@ -160,7 +160,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("gpus", "loaded_srs", "queues", "total_proofs_completed", "total_proofs_failed", "uptime_seconds", "pinned_memory_bytes", "pinned_memory_limit_bytes", "memory_budget_bytes", "memory_reserved_bytes", "memory_peak_bytes")
+    __slots__ = ("gpus", "loaded_srs", "queues", "total_proofs_completed", "total_proofs_failed", "uptime_seconds", "pinned_memory_bytes", "pinned_memory_limit_bytes", "memory_budget_bytes", "memory_reserved_bytes", "memory_peak_bytes", "jobs")
     GPUS_FIELD_NUMBER: _ClassVar[int]
     LOADED_SRS_FIELD_NUMBER: _ClassVar[int]
     QUEUES_FIELD_NUMBER: _ClassVar[int]
@@ -172,6 +172,7 @@ class GetStatusResponse(_message.Message):
     MEMORY_BUDGET_BYTES_FIELD_NUMBER: _ClassVar[int]
     MEMORY_RESERVED_BYTES_FIELD_NUMBER: _ClassVar[int]
     MEMORY_PEAK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
     gpus: _containers.RepeatedCompositeFieldContainer[GPUStatus]
     loaded_srs: _containers.RepeatedCompositeFieldContainer[SRSStatus]
     queues: _containers.RepeatedCompositeFieldContainer[QueueStatus]
@@ -183,7 +184,22 @@ class GetStatusResponse(_message.Message):
     memory_budget_bytes: int
     memory_reserved_bytes: int
     memory_peak_bytes: int
-    def __init__(self, gpus: _Optional[_Iterable[_Union[GPUStatus, _Mapping]]] = ..., loaded_srs: _Optional[_Iterable[_Union[SRSStatus, _Mapping]]] = ..., queues: _Optional[_Iterable[_Union[QueueStatus, _Mapping]]] = ..., total_proofs_completed: _Optional[int] = ..., total_proofs_failed: _Optional[int] = ..., uptime_seconds: _Optional[int] = ..., pinned_memory_bytes: _Optional[int] = ..., pinned_memory_limit_bytes: _Optional[int] = ..., memory_budget_bytes: _Optional[int] = ..., memory_reserved_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ...) -> None: ...
+    jobs: _containers.RepeatedCompositeFieldContainer[JobProgress]
+    def __init__(self, gpus: _Optional[_Iterable[_Union[GPUStatus, _Mapping]]] = ..., loaded_srs: _Optional[_Iterable[_Union[SRSStatus, _Mapping]]] = ..., queues: _Optional[_Iterable[_Union[QueueStatus, _Mapping]]] = ..., total_proofs_completed: _Optional[int] = ..., total_proofs_failed: _Optional[int] = ..., uptime_seconds: _Optional[int] = ..., pinned_memory_bytes: _Optional[int] = ..., pinned_memory_limit_bytes: _Optional[int] = ..., memory_budget_bytes: _Optional[int] = ..., memory_reserved_bytes: _Optional[int] = ..., memory_peak_bytes: _Optional[int] = ..., jobs: _Optional[_Iterable[_Union[JobProgress, _Mapping]]] = ...) -> None: ...
+
+class JobProgress(_message.Message):
+    __slots__ = ("job_id", "proof_kind", "partitions_total", "partitions_done", "running")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PROOF_KIND_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_DONE_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    proof_kind: str
+    partitions_total: int
+    partitions_done: int
+    running: bool
+    def __init__(self, job_id: _Optional[str] = ..., proof_kind: _Optional[str] = ..., partitions_total: _Optional[int] = ..., partitions_done: _Optional[int] = ..., running: _Optional[bool] = ...) -> None: ...
 
 class GPUStatus(_message.Message):
     __slots__ = ("ordinal", "name", "vram_total_bytes", "vram_free_bytes", "current_job_id", "current_proof_kind", "workers", "busy_workers")
