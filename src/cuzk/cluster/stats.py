@@ -99,4 +99,5 @@ def fleet_status(engines: Mapping[str, Mapping[str, Any] | None], front: Mapping
             "seconds": seconds,
         },
         "fleet": list(front.get("nodes", [])),
+        "fleet_queue": int(front.get("queued", 0)),
     }

@@ -128,11 +128,9 @@ class Daemon:
         self._stopped = threading.Event()
 
     def start(self) -> None:
-        from cuzk.engine import Engine
         from cuzk.engine.metrics import EngineMetrics
         from cuzk.server.auth import TokenInterceptor
         from cuzk.server.service import DecodeInterceptor, ProvingEngineServicer
-        from cuzk.server.status import status_json
         from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
 
         cfg = self.cfg
@@ -143,7 +141,7 @@ class Daemon:
         self._state_lock = _lock_state_dir(state)
         self.journal = Journal(state / "jobs.sqlite")
         pruned = self.journal.prune(cfg.result_retention_s)
-        self.engine = Engine(engine_config(cfg))
+        self.engine = self.make_engine()
         metrics = EngineMetrics(self.engine.status)
         self.engine.add_listener(metrics.observe_result)
         self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics, journal=self.journal)
@@ -190,7 +188,7 @@ class Daemon:
 
             self.http = StatusServer(
                 cfg.status_listen,
-                lambda: status_json(self.engine, started=self.servicer.started),
+                self.status_document,
                 metrics.text,
             )
             self.http.start()
@@ -206,6 +204,18 @@ class Daemon:
                 )
         for key in cfg.ignored:
             log.warning("config key %s is accepted for compatibility but has no effect", key)
+
+    def make_engine(self) -> Any:
+        """The engine this daemon serves (the fleet front serves a Fleet: cuzk.cluster.front)."""
+        from cuzk.engine import Engine
+
+        return Engine(engine_config(self.cfg))
+
+    def status_document(self) -> dict[str, Any]:
+        """GET /status."""
+        from cuzk.server.status import status_json
+
+        return status_json(self.engine, started=self.servicer.started)
 
     def stop(self) -> None:
         """Stop intake, finish in-flight work within the grace period, cancel the rest, clean up."""
@@ -248,7 +258,12 @@ def run(cfg: DaemonConfig) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    daemon = Daemon(cfg)
+    if cfg.cluster is not None:  # the front of a fleet on Ray (imports Ray only here)
+        from cuzk.cluster.daemon import FleetDaemon
+
+        daemon: Daemon = FleetDaemon(cfg)
+    else:
+        daemon = Daemon(cfg)
     try:
         daemon.start()
     except BaseException:  # never served: clean up and leave the caller's signal handling as it was

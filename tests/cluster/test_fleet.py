@@ -1,0 +1,157 @@
+"""The fleet front on a local 3-node Ray cluster (real raylet processes), CPU engines, -tiny circuits.
+
+Hot routing, fleet-wide priority, status across nodes, a node killed mid-job (every job terminal
+once, the lost one re-run elsewhere), a node that joins later taking work; every proof verified.
+Waits are on conditions with deadlines (the fleet's own conditions, or polls of its status).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fleet_helpers import ENGINE, verify_proofs
+
+from cuzk.engine import JobStatus, Priority, ProofRequest
+
+pytestmark = pytest.mark.slow
+
+
+def until(cond: Callable[[], Any], timeout: float = 120.0, what: str = "condition") -> Any:
+    """Poll `cond` until it is truthy; fail after `timeout` seconds (a deadline, not a sleep)."""
+    deadline = time.monotonic() + timeout
+    event = threading.Event()
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        event.wait(0.05)
+
+
+@pytest.fixture
+def fleet(ray_cluster: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    from cuzk.cluster.front import Fleet, FleetConfig
+
+    slots = getattr(request, "param", 2)
+    f = Fleet(FleetConfig(address=ray_cluster.address, engine=ENGINE, resources={"cuzk": 1}, slots=slots,
+                          watch_s=0.5))  # fmt: skip
+    assert f.wait_engines(3, timeout=300)
+    finished: Counter[str] = Counter()
+    f.add_listener(lambda result, _req: finished.update([result.job_id]))
+    f.finished = finished  # type: ignore[attr-defined]
+    try:
+        yield f
+    finally:
+        f.shutdown(wait=False)
+
+
+def engine_ids(fleet: Any) -> list[str]:
+    return sorted(eid for eid, e in fleet.engines().items() if e["alive"])
+
+
+def check(result: Any, circuit: str, seed: int) -> None:
+    assert result.status is JobStatus.COMPLETED, result.error
+    verify_proofs(circuit, seed, result.proofs, result.public_inputs)
+
+
+def test_jobs_go_where_the_srs_is_hot_and_status_shows_every_node(fleet: Any) -> None:
+    a, b, c = engine_ids(fleet)
+    fleet.preload("winning-tiny", nodes=[a])
+    fleet.preload("wpost-tiny", nodes=[b])
+    for seed in (1, 2, 3):  # one after another: the hot engine always has a free slot
+        h = fleet.submit(ProofRequest(circuit="winning-tiny", seed=seed))
+        check(h.result(timeout=300), "winning-tiny", seed)
+        assert h.node == a
+    h = fleet.submit(ProofRequest(circuit="wpost-tiny", seed=5))
+    check(h.result(timeout=300), "wpost-tiny", 5)
+    assert h.node == b
+    st = fleet.status()
+    rows = {n["engine"]: n for n in st["fleet"]}
+    assert set(rows) == {a, b, c} and all(n["alive"] and n["devices"] == 1 for n in rows.values())
+    assert "winning-tiny" in rows[a]["hot"] and "wpost-tiny" in rows[b]["hot"]
+    assert "winning-tiny" not in rows[c]["hot"]
+    assert len(st["devices"]) == 3 and {d["node"] for d in st["devices"].values()} == {a, b, c}
+    assert {e["node"] for e in st["srs"]} >= {a, b}
+    assert st["counters"]["completed"] == 4
+    assert all(s.attrs["node"] == b for s in h.result().timeline.spans)  # timelines carry the node
+    freed = fleet.evict("winning-tiny")
+    assert freed[(a, 0)][0] is True and freed[(c, 0)][0] is False
+    assert "winning-tiny" not in {n["engine"]: n for n in fleet.status()["fleet"]}[a]["hot"]
+    assert set(fleet.finished.values()) == {1}
+
+
+@pytest.mark.parametrize("fleet", [1], indirect=True)  # one job per engine: the rest wait in the front
+def test_critical_job_jumps_the_fleet_queue_and_takes_a_partition_boundary(fleet: Any) -> None:
+    order: list[str] = []
+    fleet.add_listener(lambda result, _req: order.append(result.job_id))
+    fleet.preload("porep-tiny")
+    long = [fleet.submit(ProofRequest(circuit="porep-tiny", seed=10 * i, partitions=12, request_id=f"long{i}"))
+            for i in range(3)]  # fmt: skip
+    waiting = [fleet.submit(ProofRequest(circuit="porep-tiny", seed=100 + i, request_id=f"wait{i}"))
+               for i in range(3)]  # fmt: skip
+    assert all(h.node is not None for h in long)  # one on each engine
+    assert all(h.status is JobStatus.QUEUED and h.node is None for h in waiting)  # no free slot
+    crit = fleet.submit(
+        ProofRequest(circuit="porep-tiny", seed=500, priority=Priority.CRITICAL, request_id="crit")
+    )
+    assert crit.node is not None and crit.status is JobStatus.RUNNING  # placed at once, past the queue
+    check(crit.result(timeout=300), "porep-tiny", 500)
+    same_node = next(h for h in long if h.node == crit.node)
+    for h in long:
+        check(h.result(timeout=300), "porep-tiny", int(h.job_id[4:]) * 10)
+    for i, h in enumerate(waiting):
+        check(h.result(timeout=300), "porep-tiny", 100 + i)
+    assert order.index("crit") < order.index(same_node.job_id)  # it ran inside the long job
+    assert all(order.index("crit") < order.index(h.job_id) for h in waiting)
+    assert set(fleet.finished.values()) == {1} and len(fleet.finished) == 7
+
+
+def test_a_node_killed_mid_job_its_job_reruns_elsewhere_and_a_new_node_takes_work(
+    fleet: Any, ray_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fleet.preload("porep-tiny")
+    long = fleet.submit(ProofRequest(circuit="porep-tiny", seed=1000, partitions=24, request_id="long"))
+    others = [
+        fleet.submit(ProofRequest(circuit="porep-tiny", seed=2000 + 10 * i, partitions=2)) for i in range(3)
+    ]
+
+    def running_on_engine() -> str | None:  # the engine itself reports the job in flight
+        st = fleet.status()
+        return next((j["node"] for j in st["jobs_in_flight"] if j["job_id"] == "long"), None)
+
+    victim = until(running_on_engine, what="the long job running on its engine")
+    ray_node = fleet.engines()[victim]["ray_node"]
+    node = next(n for n in ray_cluster.list_all_nodes() if n.node_id == ray_node)
+    killed = time.monotonic()
+    ray_cluster.remove_node(node, allow_graceful=False)  # SIGKILL: raylet, engine actor, its workers
+    until(lambda: long.node not in (None, victim), what="the long job re-dispatched")
+    redispatch_s = time.monotonic() - killed
+    result = long.result(timeout=600)
+    check(result, "porep-tiny", 1000)
+    assert len(result.proofs) == 24 * 192
+    assert long._job.nodes[0] == victim and long._job.nodes[-1] != victim
+    for i, h in enumerate(others):
+        check(h.result(timeout=600), "porep-tiny", 2000 + 10 * i)
+    assert not fleet.engines()[victim]["alive"]
+    st = fleet.status()
+    assert st["counters"]["redispatched"] >= 1
+    assert {n["engine"]: n["alive"] for n in st["fleet"]}[victim] is False
+
+    # a node that joins later gets an engine and takes work
+    ray_cluster.add_node(num_cpus=1, resources={"cuzk": 1})
+    assert fleet.wait_engines(3, timeout=300)
+    (new,) = set(engine_ids(fleet)) - set(long._job.nodes) - {h.node for h in others}
+    fleet.preload("winning-tiny", nodes=[new])
+    h = fleet.submit(ProofRequest(circuit="winning-tiny", seed=9))
+    check(h.result(timeout=300), "winning-tiny", 9)
+    assert h.node == new
+    # every accepted job reached exactly one terminal status
+    assert set(fleet.finished.values()) == {1} and len(fleet.finished) == 5
+    with capsys.disabled():
+        print(f"\n[fleet] re-dispatched {redispatch_s:.2f} s after the node was killed")
