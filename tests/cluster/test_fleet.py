@@ -7,10 +7,16 @@ Waits are on conditions with deadlines (the fleet's own conditions, or polls of 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,6 +116,77 @@ def test_critical_job_jumps_the_fleet_queue_and_takes_a_partition_boundary(fleet
     assert order.index("crit") < order.index(same_node.job_id)  # it ran inside the long job
     assert all(order.index("crit") < order.index(h.job_id) for h in waiting)
     assert set(fleet.finished.values()) == {1} and len(fleet.finished) == 7
+
+
+def start_front(cfg: Path, log: Path) -> tuple[subprocess.Popen[str], str, str]:
+    """`cuzk daemon --config cfg` as a process; (process, grpc target, status URL) once it listens."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with open(log, "a") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "cuzk.cli.main", "daemon", "--config", str(cfg)],
+                                stdout=subprocess.PIPE, stderr=err, text=True, env=env)  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # blocks until it listens (or dies)
+    assert "listening on" in line, f"{line!r} {log.read_text()[-3000:]}"
+    address = line.rsplit("listening on ", 1)[1].split(";")[0].strip()
+    url = line.rsplit("status on ", 1)[1].strip()
+    return proc, "unix:" + address[len("unix://") :], url
+
+
+def test_the_daemon_fronts_the_fleet_over_grpc_and_its_journal_survives_a_restart(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    import grpc
+
+    from cuzk.server.v1 import proving_pb2 as pb
+    from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
+
+    cfg = tmp_path / "cuzk.toml"
+    cfg.write_text(
+        f'[daemon]\nlisten = "unix://{tmp_path}/cuzk.sock"\nstatus_listen = "127.0.0.1:0"\nbackend = "cpu"\n'
+        f'state_dir = "{tmp_path}/state"\n[pipeline]\nmax_parallel_synthesis = 1\n[gpus]\n'
+        f'gpu_workers_per_device = 1\n[memory]\ntotal_budget = "2GiB"\n[cluster]\n'
+        f'address = "{ray_cluster.address}"\nresources = {{ cuzk = 1 }}\nwatch_interval = "0.5s"\n'
+    )
+    log = tmp_path / "front.log"
+    proc, target, url = start_front(cfg, log)
+    try:
+        stub = pb_grpc.ProvingEngineStub(grpc.insecure_channel(target))
+        until(lambda: len(stub.GetStatus(pb.GetStatusRequest()).gpus) == 3, what="three engines in GetStatus")
+        resp = stub.Prove(
+            pb.ProveRequest(submit=pb.SubmitProofRequest(circuit="porep-tiny", instance_seed=3))
+        )
+        r = resp.result
+        assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
+        verify_proofs("porep-tiny", 3, r.proof, json.loads(r.public_inputs_json))
+        st = stub.GetStatus(pb.GetStatusRequest())
+        assert len({g.name.split(":")[0] for g in st.gpus}) == 3  # one device per node, named by node
+        assert any(s.circuit_id == "porep-tiny" for s in st.loaded_srs)
+        page = json.loads(urllib.request.urlopen(url + "status", timeout=30).read())
+        assert len(page["fleet"]) == 3 and any("porep-tiny" in n["hot"] for n in page["fleet"])
+        metrics = urllib.request.urlopen(url + "metrics", timeout=30).read().decode()
+        assert metrics.count("cuzk_fleet_engine_up{") == 3
+        out = subprocess.run([sys.executable, "-m", "cuzk.cli.main", "client", "--addr", target.replace(
+            "unix:", "unix://"), "status"], capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+
+        # kill -9 the front mid-job: its engines go with it (Ray ends an owner's actors); the
+        # restarted front finds the job in the journal and runs it again under its id
+        stub.SubmitProof(pb.SubmitProofRequest(circuit="porep-tiny", instance_seed=40, partitions=16,
+                                               request_id="journaled"))  # fmt: skip
+        until(lambda: any(q.in_progress for q in stub.GetStatus(pb.GetStatusRequest()).queues),
+              what="the journaled job running")  # fmt: skip
+        proc.kill()
+        proc.communicate(timeout=60)
+        proc, target, url = start_front(cfg, log)
+        stub = pb_grpc.ProvingEngineStub(grpc.insecure_channel(target))
+        r = stub.AwaitProof(pb.AwaitProofRequest(job_id="journaled", timeout_ms=600_000))
+        assert r.status == pb.AwaitProofResponse.COMPLETED, r.error_message
+        verify_proofs("porep-tiny", 40, r.proof, json.loads(r.public_inputs_json))
+        assert "re-run" in log.read_text()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=300)
+    assert proc.returncode == 0, log.read_text()[-3000:]
 
 
 def test_a_node_killed_mid_job_its_job_reruns_elsewhere_and_a_new_node_takes_work(

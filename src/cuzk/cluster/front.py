@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import itertools
 import logging
+import signal
 import threading
 import time
 import uuid
@@ -151,6 +152,10 @@ class Fleet:
         self._ray = ray
         self._own_ray = not ray.is_initialized()
         if self._own_ray:
+            # ray.init sets its own SIGTERM handler (exit at once); the daemon's drain must stay
+            handlers = {}
+            if threading.current_thread() is threading.main_thread():
+                handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
             ray.init(
                 address=cfg.address or None,
                 runtime_env=dict(cfg.runtime_env) if cfg.runtime_env else None,
@@ -158,6 +163,8 @@ class Fleet:
                 logging_level=logging.WARNING,
                 log_to_driver=False,
             )
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
         self.policy: Policy = POLICIES[cfg.policy]()
         self.costs = TableCosts()
         self.queue_limit = queue_limit
