@@ -39,7 +39,10 @@ def test_full_hot_node_sends_the_job_to_the_soonest_load() -> None:
     loading = NodeView("c", loading={"porep": 10.0}, load_queue_s=10.0)  # ready in 10 s
     idle = NodeView("d")  # ready in 60 s
     assert HotFirst().choose(job(), [full, busy_loader, loading, idle], COSTS) == "c"
-    assert HotFirst().choose(job(), [full, busy_loader, idle], COSTS) == "d"
+    # the full hot node starts it in 40 s, a load on d takes 60 s: the job waits in the front
+    assert HotFirst().choose(job(), [full, busy_loader, idle], COSTS) is None
+    swamped = NodeView("hot", hot=frozenset({"porep"}), in_flight=2, backlog_s={NORMAL: 100.0})
+    assert HotFirst().choose(job(), [swamped, busy_loader, idle], COSTS) == "d"
 
 
 def test_among_hot_nodes_the_least_work_ahead_wins() -> None:

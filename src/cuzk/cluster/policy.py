@@ -10,6 +10,8 @@ The policy (`HotFirst`), as issue 33 puts it:
 - a job goes to a node whose parameters (SRS) for its circuit are hot, when one can take it;
 - else to the node that can load them soonest (a load already under way, or the node's
   loader queue plus the load time);
+- but a job waits in the fleet queue when a hot node that is full now will start it sooner
+  than a load elsewhere would finish (no load, no eviction, for nothing);
 - within that, by the engines' own backpressure: the work queued ahead of the job at its
   priority or above, jobs in flight against the node's slots, free memory;
 - a CRITICAL job goes where it can start first anywhere in the fleet (an engine gives it the
@@ -135,8 +137,12 @@ class HotFirst:
     def choose(self, job: JobSpec, nodes: Sequence[NodeView], costs: Costs) -> str | None:
         best: tuple[object, ...] | None = None
         chosen = None
+        hot_wait = float("inf")  # the soonest start on a hot node that is full now
+        chosen_start, chosen_hot = 0.0, False
         for n in nodes:
             if not admissible(job, n, costs):
+                if n.alive and job.circuit in n.hot:
+                    hot_wait = min(hot_wait, n.wait_s(job.priority))
                 continue
             hot = job.circuit in n.hot
             wait = n.wait_s(job.priority)
@@ -148,7 +154,9 @@ class HotFirst:
             else:  # hot first; else the soonest load
                 key = (not hot, 0.0 if hot else start, -company, wait, load, -n.memory_free, n.node_id)
             if best is None or key < best:
-                best, chosen = key, n.node_id
+                best, chosen, chosen_start, chosen_hot = key, n.node_id, start, hot
+        if chosen is not None and not chosen_hot and job.priority < CRITICAL and chosen_start > hot_wait:
+            return None  # a full hot node frees up before a load would finish: wait for it
         return chosen
 
 
