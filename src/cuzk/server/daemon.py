@@ -245,8 +245,8 @@ class Daemon:
                 self._socket.unlink()
 
 
-def run(cfg: DaemonConfig) -> int:
-    """Serve until SIGTERM or SIGINT; exit code 0 after a clean drain."""
+def run(cfg: DaemonConfig, daemon_class: type[Daemon] = Daemon) -> int:
+    """Serve until SIGTERM or SIGINT; exit code 0 after a clean drain (a fleet front: FleetDaemon)."""
     logging.basicConfig(
         level=getattr(logging, cfg.log_level.upper().replace("TRACE", "DEBUG"), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -258,12 +258,7 @@ def run(cfg: DaemonConfig) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    if cfg.cluster is not None:  # the front of a fleet on Ray (imports Ray only here)
-        from cuzk.cluster.daemon import FleetDaemon
-
-        daemon: Daemon = FleetDaemon(cfg)
-    else:
-        daemon = Daemon(cfg)
+    daemon = daemon_class(cfg)
     try:
         daemon.start()
     except BaseException:  # never served: clean up and leave the caller's signal handling as it was
