@@ -137,7 +137,7 @@ class Simulation:
         self._events: list[tuple[float, int, str, Any]] = []
         self._seq = itertools.count()
         self.nodes = {f"n{i:03d}": _Node(f"n{i:03d}", scenario.param_bytes) for i in range(scenario.nodes)}
-        self.queue: list[_Job] = []
+        self.queues: dict[tuple[str, int], list[_Job]] = {}  # the front's queue per kind, oldest first
         self.jobs: list[_Job] = []
 
     # --- events ---
@@ -180,7 +180,7 @@ class Simulation:
                                seq=len(self.jobs))  # fmt: skip
                 job = _Job(spec, t, due, left=spec.partitions)
                 self.jobs.append(job)
-                self.queue.append(job)
+                self.queues.setdefault((spec.circuit, spec.priority), []).append(job)
                 self._dispatch()
             elif kind == "loaded":
                 node = self.nodes[data]
@@ -197,11 +197,16 @@ class Simulation:
 
     # --- the front ---
     def _dispatch(self) -> None:
-        if not self.queue:
+        if not any(self.queues.values()):
             return
         views = [n.view or self._view(n) for n in self.nodes.values()]
-        by_id = {j.spec.job_id: j for j in self.queue}
-        placed = plan([j.spec for j in self.queue], views, self.policy, self.costs)
+        # One plan places at most nodes x (slots + 1) jobs of a kind (a slot each, or one outranking
+        # job per node; CRITICAL ones are rare), so only the oldest that many of each kind can move:
+        # the same plan as over the whole queue, without sorting thousands of waiting sectors.
+        cap = len(self.nodes) * (self.sc.slots + 1)
+        heads = [j for q in self.queues.values() for j in q[:cap]]
+        by_id = {j.spec.job_id: j for j in heads}
+        placed = plan([j.spec for j in heads], views, self.policy, self.costs)
         for spec, node_id in placed:
             job = by_id.pop(spec.job_id)
             node = self.nodes[node_id]
@@ -216,7 +221,10 @@ class Simulation:
                 node.load_queue.append(c)
                 self._start_load(node)
             self._start_gpu(node)
-        self.queue = [j for j in self.queue if j.spec.job_id in by_id]
+        if placed:
+            moved = {spec.job_id for spec, _ in placed}
+            for k, q in self.queues.items():
+                self.queues[k] = [j for j in q[:cap] if j.spec.job_id not in moved] + q[cap:]
 
     def _view(self, n: _Node) -> NodeView:
         c = self.costs
