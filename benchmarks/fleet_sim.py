@@ -49,18 +49,22 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ("gpu_utilization", "GPU busy (%)", 100.0, False),
         ("winning_p99_s", "WinningPoSt p99 latency (s, log)", 1.0, True),
         ("wpost_missed", "WindowPoSt deadlines missed", 1.0, False),
+        ("srs_loads", "SRS loads", 1.0, False),
     ]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    fig, axes = plt.subplots(1, 5, figsize=(19, 3.8))
     width = 0.8 / len(policies)
     for ax, (key, title, scale, log) in zip(axes, panels, strict=True):
         for i, pol in enumerate(policies):
             ys = [
                 next(r[key] for r in rows if r["policy"] == pol and r["load"] == ld) * scale for ld in loads
             ]
-            ax.bar([x + i * width for x in range(len(loads))], ys, width, label=pol)
+            bars = ax.bar([x + i * width for x in range(len(loads))], ys, width, label=pol)
+            ax.bar_label(bars, fmt=lambda v: f"{v:.0f}" if v >= 100 else f"{v:.3g}", fontsize=7)
         ax.set_xticks([x + width * (len(policies) - 1) / 2 for x in range(len(loads))])
         ax.set_xticklabels([f"load {ld:.2f}" for ld in loads])
         ax.set_title(title, fontsize=10)
+        if not log:
+            ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1]))
         if log:
             ax.set_yscale("log")
             ax.axhline(WINNING_TARGET_S, color="grey", linestyle="--", linewidth=1)
@@ -81,7 +85,13 @@ def main() -> None:
     ap.add_argument("--loads", default="0.85,1.0", help="PoRep arrival rates as fractions of GPU capacity")
     ap.add_argument("--plot", type=Path, help="write the plot here (PNG)")
     ap.add_argument("--json", type=Path, help="write the rows here")
+    ap.add_argument(
+        "--replot", action="store_true", help="draw --plot from the rows in --json, simulate nothing"
+    )
     args = ap.parse_args()
+    if args.replot:
+        plot(json.loads(args.json.read_text()), args.plot)
+        return
     rows = []
     for load in (float(x) for x in args.loads.split(",")):
         sc = Scenario(
