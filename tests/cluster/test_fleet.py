@@ -118,6 +118,20 @@ def test_critical_job_jumps_the_fleet_queue_and_takes_a_partition_boundary(fleet
     assert set(fleet.finished.values()) == {1} and len(fleet.finished) == 7
 
 
+def test_no_node_with_the_resources_the_job_waits_and_shutdown_cancels_it(ray_cluster: Any) -> None:
+    from cuzk.cluster.front import Fleet, FleetConfig
+
+    f = Fleet(FleetConfig(address=ray_cluster.address, engine=ENGINE, resources={"h200": 1}))
+    try:
+        assert f.engines() == {}
+        h = f.submit(ProofRequest(circuit="winning-tiny", seed=1))
+        assert h.status is JobStatus.QUEUED and h.node is None
+    finally:
+        f.shutdown(wait=False)
+    r = h.result(timeout=0)
+    assert r.status is JobStatus.CANCELLED
+
+
 def start_front(cfg: Path, log: Path) -> tuple[subprocess.Popen[str], str, str]:
     """`cuzk daemon --config cfg` as a process; (process, grpc target, status URL) once it listens."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -186,20 +186,28 @@ class Fleet:
             threading.Thread(target=self._watch_loop, name="cuzk-fleet-watch", daemon=True),
         ]
         self._place()
-        self.wait_engines(1, timeout=cfg.ready_timeout_s)
+        if not self._engines:  # jobs wait in the front's queue until a node with the resources joins
+            log.warning("no node of the Ray cluster has the resources of an engine (%s); waiting for one to join",
+                        self._need())  # fmt: skip
+        else:
+            self.wait_engines(1, timeout=cfg.ready_timeout_s)
         for t in self._threads:
             t.start()
 
     # --- engines ---
-    def _fits(self, node: Mapping[str, Any]) -> bool:
-        have = node.get("Resources", {})
+    def _need(self) -> dict[str, float]:
+        """The Ray resources a node needs for its engines (engines_per_node of them)."""
         cfg, n = self.config, self.config.engines_per_node
         need = {
             "CPU": cfg.num_cpus * n,
             "GPU": cfg.num_gpus * n,
             **{k: v * n for k, v in cfg.resources.items()},
         }
-        return all(have.get(k, 0.0) >= v for k, v in need.items() if v > 0)
+        return {k: v for k, v in need.items() if v > 0}
+
+    def _fits(self, node: Mapping[str, Any]) -> bool:
+        have = node.get("Resources", {})
+        return all(have.get(k, 0.0) >= v for k, v in self._need().items())
 
     def _place(self) -> None:
         """One engine (or engines_per_node) on every alive node that has the resources and none yet."""
