@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cuzk.cluster.policy import POLICIES, JobSpec, NodeView, Policy, TableCosts, plan
+from cuzk.cluster.policy import POLICIES, HotFirst, JobSpec, NodeView, Policy, TableCosts, plan
 from cuzk.cluster.stats import fleet_status, hot_circuits
 from cuzk.engine.request import JobStatus, ProofRequest
 from cuzk.errors import (
@@ -165,7 +165,9 @@ class Fleet:
             )
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
-        self.policy: Policy = POLICIES[cfg.policy]()
+        # hot-first gathers same-circuit jobs on a node up to the engines' batch size
+        batch = int(cfg.engine.get("max_batch_size", 1))
+        self.policy: Policy = HotFirst(batch=batch) if cfg.policy == "hot-first" else POLICIES[cfg.policy]()
         self.costs = TableCosts()
         self.queue_limit = queue_limit
         self.result_retention_s = result_retention_s
