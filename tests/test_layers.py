@@ -34,6 +34,7 @@ LAYERS: list[set[str]] = [
     {"interop"},
     {"engine"},
     {"server"},
+    {"cluster"},  # the fleet front: a daemon over engines on Ray (docs/CLUSTER.md)
     {"cli"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

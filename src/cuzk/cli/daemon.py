@@ -33,4 +33,8 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         return 0
     from cuzk.server.daemon import run
 
+    if cfg.cluster is not None:  # the front of a fleet on Ray (docs/CLUSTER.md); only here is Ray imported
+        from cuzk.cluster.daemon import FleetDaemon
+
+        return run(cfg, FleetDaemon)
     return run(cfg)

@@ -96,6 +96,61 @@ class DaemonConfig:
     partitions: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_PARTITIONS))
     zkeys: Mapping[str, str] = field(default_factory=dict)  # zkey id -> .zkey path
     ignored: tuple[str, ...] = ()  # keys the reference deprecated: accepted, reported, unused
+    cluster: ClusterConfig | None = None  # [cluster]: the daemon fronts a fleet on Ray (cuzk.cluster)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """[cluster]: the daemon as the front of a fleet of engines on Ray (docs/CLUSTER.md)."""
+
+    address: str = ""  # "": a local Ray started by the daemon; "auto": the running cluster; host:port
+    engines_per_node: int = 1
+    num_cpus: float = 1.0  # Ray resources each engine holds on its node
+    num_gpus: float = 0.0
+    resources: Mapping[str, float] = field(default_factory=dict)  # custom Ray resources per engine
+    slots: int = 2  # jobs an engine takes at once before the front holds them
+    policy: str = "hot-first"  # or round-robin, least-loaded
+    watch_interval_s: float = 2.0  # how often the front looks for nodes that joined
+
+
+def _cluster(body: Any) -> ClusterConfig:
+    """The [cluster] section, validated like the rest (an unknown key or bad value names itself)."""
+    if not isinstance(body, Mapping):
+        raise UsageError("cluster must be a [cluster] table")
+
+    def number(v: Any, key: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise UsageError(f"{key}: expected a non-negative number, got {v!r}")
+        return float(v)
+
+    def resources(v: Any, key: str) -> dict[str, float]:
+        if not isinstance(v, Mapping):
+            raise UsageError(f"{key}: expected a table of resource = amount, got {v!r}")
+        return {str(k): number(a, f"{key}.{k}") for k, a in v.items()}
+
+    def policy(v: Any, key: str) -> str:
+        if v not in ("hot-first", "round-robin", "least-loaded"):
+            raise UsageError(f"{key}: expected hot-first, round-robin or least-loaded, got {v!r}")
+        return str(v)
+
+    parsers: dict[str, tuple[str, _Parser]] = {
+        "address": ("address", _string),
+        "engines_per_node": ("engines_per_node", _count(1)),
+        "num_cpus": ("num_cpus", number),
+        "num_gpus": ("num_gpus", number),
+        "resources": ("resources", resources),
+        "slots": ("slots", _count(1)),
+        "policy": ("policy", policy),
+        "watch_interval": ("watch_interval_s", parse_duration),
+    }
+    values = {}
+    for name, value in body.items():
+        if name not in parsers:
+            raise UsageError(f"unknown key cluster.{name}; known keys here: "
+                             + ", ".join(f"cluster.{k}" for k in parsers))  # fmt: skip
+        attr, parse = parsers[name]
+        values[attr] = parse(value, f"cluster.{name}")
+    return ClusterConfig(**values)
 
 
 def _string(v: Any, key: str) -> str:
@@ -307,7 +362,7 @@ def parse_config(data: Mapping[str, Any], *, source: str = "config") -> DaemonCo
     for section, body in data.items():
         if not isinstance(body, Mapping):
             raise UsageError(f"{source}: {section} must be a [{section}] table")
-        if section in _TABLES:
+        if section in _TABLES or section == "cluster":
             continue
         for name, value in body.items():
             key = f"{section}.{name}"
@@ -320,6 +375,8 @@ def parse_config(data: Mapping[str, Any], *, source: str = "config") -> DaemonCo
             attr, parse = KEYS[key]
             values[attr] = parse(value, key)
     values.update(_tables(data))
+    if "cluster" in data:
+        values["cluster"] = _cluster(data["cluster"])
     cfg = DaemonConfig(**values, ignored=tuple(ignored))
     if not cfg.listen.startswith("unix://") and not cfg.token:
         raise UsageError(

@@ -143,10 +143,8 @@ class Daemon:
         self._stopped = threading.Event()
 
     def start(self) -> None:
-        from cuzk.engine import Engine, EngineHooks
         from cuzk.engine.metrics import EngineMetrics
         from cuzk.server.service import ProvingEngineServicer
-        from cuzk.server.status import status_json
 
         cfg = self.cfg
         path = _unix_path(cfg.listen)
@@ -156,9 +154,7 @@ class Daemon:
         self._state_lock = _lock_state_dir(state)
         self.journal = Journal(state / "jobs.sqlite")
         pruned = self.journal.prune(cfg.result_retention_s)
-        journal = self.journal  # the GPU workers mark where a job's partitions are on a device
-        hooks = EngineHooks(before_gpu=journal.mark_on_device, after_gpu=journal.unmark_on_device)
-        self.engine = Engine(dataclasses.replace(engine_config(cfg), hooks=hooks))
+        self.engine = self.make_engine()
         metrics = EngineMetrics(self.engine.status)
         self.engine.add_listener(metrics.observe_result)
         self.servicer = ProvingEngineServicer(self.engine, cfg, metrics=metrics, journal=self.journal)
@@ -180,7 +176,7 @@ class Daemon:
 
             self.http = StatusServer(
                 cfg.status_listen,
-                lambda: status_json(self.engine, started=self.servicer.started),
+                self.status_document,
                 metrics.text,
                 token=cfg.token,
             )
@@ -248,6 +244,21 @@ class Daemon:
         await server.start()
         return server
 
+    def make_engine(self) -> Any:
+        """The engine this daemon serves (the fleet front serves a Fleet: cuzk.cluster.front)."""
+        from cuzk.engine import Engine, EngineHooks
+
+        journal = self.journal  # the GPU workers mark where a job's partitions are on a device
+        assert journal is not None
+        hooks = EngineHooks(before_gpu=journal.mark_on_device, after_gpu=journal.unmark_on_device)
+        return Engine(dataclasses.replace(engine_config(self.cfg), hooks=hooks))
+
+    def status_document(self) -> dict[str, Any]:
+        """GET /status."""
+        from cuzk.server.status import status_json
+
+        return status_json(self.engine, started=self.servicer.started)
+
     def stop(self) -> None:
         """Stop intake, finish in-flight work within the grace period, cancel the rest, clean up."""
         if self._stopped.is_set():
@@ -282,8 +293,8 @@ class Daemon:
                 self._socket.unlink()
 
 
-def run(cfg: DaemonConfig) -> int:
-    """Serve until SIGTERM or SIGINT; exit code 0 after a clean drain."""
+def run(cfg: DaemonConfig, daemon_class: type[Daemon] = Daemon) -> int:
+    """Serve until SIGTERM or SIGINT; exit code 0 after a clean drain (a fleet front: FleetDaemon)."""
     logging.basicConfig(
         level=getattr(logging, cfg.log_level.upper().replace("TRACE", "DEBUG"), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -294,7 +305,7 @@ def run(cfg: DaemonConfig) -> int:
         log.info("%s: stopping intake and draining", signal.Signals(signum).name)
         stop.set()
 
-    daemon = Daemon(cfg)
+    daemon = daemon_class(cfg)
 
     def on_other(signum: int, _frame: Any) -> None:
         """SIGHUP and SIGUSR1/2 used to kill the daemon at once (their default action). Logs go to
