@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -42,7 +42,7 @@ import numpy as np
 from cuzk.algebra.fields import FR
 from cuzk.backends.base import Backend, CsrMatrix
 from cuzk.errors import CircuitError, UnsatisfiedError
-from cuzk.r1cs.program import WitnessProgram, build_program
+from cuzk.r1cs.program import Source, WitnessProgram, build_program
 from cuzk.r1cs.topology import ConstraintNames, Topology, Witness
 
 log = logging.getLogger(__name__)
@@ -141,17 +141,25 @@ class ReplicatedTopology(Topology):
     def __init__(
         self,
         layout: Layout,
+        coefs: np.ndarray,
         head: tuple[CsrMatrix, CsrMatrix, CsrMatrix],
         unit: tuple[CsrMatrix, CsrMatrix, CsrMatrix],
         names: ReplicatedNames,
         hash: str = "",
     ) -> None:
+        """`coefs`: the distinct coefficients (n, 4) Montgomery; the matrices' `data` hold, per
+        entry, its index into them (int32 codes, (nnz,)); the Fr values are built here."""
         # Topology's dataclass __init__ is not called: A, B and C are built on demand (__getattr__).
         self.layout = layout
         self.num_inputs = layout.num_inputs
         self.num_aux = layout.num_aux
-        self.head = head
-        self.unit = unit
+        self.coefs = coefs
+        self.head_codes = tuple(m.data for m in head)
+        self.unit_codes = tuple(m.data for m in unit)
+        h = [CsrMatrix(m.indptr, m.indices, coefs[m.data], m.shape) for m in head]
+        u = [CsrMatrix(m.indptr, m.indices, coefs[m.data], m.shape) for m in unit]
+        self.head = (h[0], h[1], h[2])
+        self.unit = (u[0], u[1], u[2])
         self.names = names  # type: ignore[assignment]  # same `name(i)` interface
         self.setup_seconds: dict[str, float] = {}
         self.hash = hash or replicated_hash(self)
@@ -268,35 +276,43 @@ class ReplicatedTopology(Topology):
 
     def evaluate_host(self, w: np.ndarray, backend: Backend) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Host (rows, 4) arrays of A.w, B.w, C.w for a full witness vector w = [inputs | aux]."""
-        lay = self.layout
-        out = []
-        dev_w = backend.to_device(w)
-        for which in range(3):
-            res = np.zeros((lay.num_constraints, 4), dtype=np.uint64)
-            r0 = lay.shared_rows
-            if r0:
-                res[:r0] = backend.to_host(backend.spmv(self.head[which], dev_w))
-            loc = self._local[which]
-            for k in range(lay.copies):
-                wk = backend.to_device(np.ascontiguousarray(w[loc.cols + k * loc.strides]))
-                r = r0 + k * lay.unit_rows
-                res[r : r + lay.unit_rows] = backend.to_host(backend.spmv(loc.matrix, wk))
-            if which == 0:
-                res[r0 + lay.copies * lay.unit_rows :] = w[: lay.num_inputs]
-            out.append(res)
+        n = self.layout.num_constraints
+        out = [np.zeros((n, 4), dtype=np.uint64) for _ in range(3)]
+        for r, abc in self.blocks(w, backend):
+            for o, x in zip(out, abc, strict=True):
+                o[r : r + x.shape[0]] = x
         return out[0], out[1], out[2]
 
+    def blocks(self, w: np.ndarray, backend: Backend) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
+        """(first row, (A.w, B.w, C.w) of its rows) for the head, each copy, then the input rows:
+        the product a block at a time, so that a check holds one copy's rows, not the partition's."""
+        lay = self.layout
+        r0 = lay.shared_rows
+        if r0:
+            dev_w = backend.to_device(w)
+            yield 0, tuple(backend.to_host(backend.spmv(m, dev_w)) for m in self.head)
+        for k in range(lay.copies):
+            parts = []
+            for loc in self._local:
+                wk = backend.to_device(np.ascontiguousarray(w[loc.cols + k * loc.strides]))
+                parts.append(backend.to_host(backend.spmv(loc.matrix, wk)))
+            yield r0 + k * lay.unit_rows, tuple(parts)
+        ni = lay.num_inputs
+        zero = np.zeros((ni, 4), dtype=np.uint64)
+        yield r0 + lay.copies * lay.unit_rows, (np.ascontiguousarray(w[:ni]), zero, zero)
+
     def check(self, wit: Witness, backend: Backend) -> None:
-        a, b, c = self.evaluate_host(self._vector(wit), backend)
-        bad = ~FR.eq(FR.mul(a, b), c)
-        if bad.any():
-            i = int(np.argmax(bad))
-            name = self.constraint_name(i)
-            raise UnsatisfiedError(
-                f"constraint {i} ({name}) is not satisfied ({int(bad.sum())} of {bad.size} fail)",
-                constraint=name,
-                index=i,
-            )
+        """Raise UnsatisfiedError naming the first failing row; evaluated one block at a time."""
+        for r, (a, b, c) in self.blocks(self._vector(wit), backend):
+            bad = ~FR.eq(FR.mul(a, b), c)
+            if bad.any():
+                i = r + int(np.argmax(bad))
+                name = self.constraint_name(i)
+                raise UnsatisfiedError(
+                    f"constraint {i} ({name}) is not satisfied ({int(bad.sum())} of {bad.size} rows of its block fail)",
+                    constraint=name,
+                    index=i,
+                )
 
 
 def replicated_hash(t: ReplicatedTopology) -> str:
@@ -308,11 +324,12 @@ def replicated_hash(t: ReplicatedTopology) -> str:
     h = hashlib.blake2b(digest_size=32)
     h.update(b"replicated-v1")
     h.update(np.array(list(t.layout.as_json().values()), dtype="<i8").tobytes())
-    for m in (*t.head, *t.unit):
+    h.update(np.ascontiguousarray(t.coefs, dtype="<u8").data)
+    for m, codes in zip((*t.head, *t.unit), (*t.head_codes, *t.unit_codes), strict=True):
         h.update(np.array(m.shape, dtype="<i8").tobytes())
         h.update(np.ascontiguousarray(m.indptr, dtype="<i8").data)
         h.update(np.ascontiguousarray(m.indices, dtype="<i4").data)
-        h.update(np.ascontiguousarray(m.data, dtype="<u8").data)
+        h.update(np.ascontiguousarray(codes, dtype="<i4").data)
     return h.hexdigest()
 
 
@@ -374,13 +391,15 @@ def replicate(
     mats, row_ns, row_tmpl, row_local = cs._gather()
     from cuzk.r1cs.system import _coef_table
 
-    table = _coef_table()
+    used, _ = np.unique(np.concatenate([m[1] for m in mats]), return_inverse=True)
+    coefs = _coef_table()[used]
     head, unit = [], []
     for cols, cids, lens in mats:
         indptr = np.zeros(m1.rows + 1, dtype=np.int64)
         np.cumsum(lens, out=indptr[1:])
         col = np.where(cols < 0, -1 - cols, cols + ni).astype(np.int32 if ncols < 2**31 else np.int64)
-        full = CsrMatrix(indptr=indptr, indices=col, data=table[cids], shape=(m1.rows, ncols))
+        codes = np.searchsorted(used, cids).astype(np.int32)
+        full = CsrMatrix(indptr=indptr, indices=col, data=codes, shape=(m1.rows, ncols))
         head.append(_rows(full, 0, m0.rows, ncols))
         unit.append(_rows(full, m0.rows, m1.rows, ncols))
 
@@ -395,12 +414,13 @@ def replicate(
         )
 
     rnames = ReplicatedNames(names(0, m0.rows), names(m0.rows, m1.rows), lay, prefix)
-    topo = ReplicatedTopology(lay, (head[0], head[1], head[2]), (unit[0], unit[1], unit[2]), rnames)
+    topo = ReplicatedTopology(lay, coefs, (head[0], head[1], head[2]), (unit[0], unit[1], unit[2]), rnames)
     topo.setup_seconds["matrices"] = time.perf_counter() - t0
     say(f"matrices of the head and one copy ({m1.rows:,} rows) in {topo.setup_seconds['matrices']:.1f} s")
 
     t1 = time.perf_counter()
-    program = build_program(_replicated_log(cs, m0, lay, position_stride), schema)
+    plog, sources = _replicated_log(cs, m0, lay, schema, position_stride)
+    program = build_program(plog, schema, sources)
     topo.setup_seconds["program"] = time.perf_counter() - t1
     say(f"witness program for {copies} copies ({len(program.groups)} call groups) in "
         f"{topo.setup_seconds['program']:.1f} s")  # fmt: skip
@@ -408,24 +428,50 @@ def replicate(
 
 
 def _replicated_log(
-    cs: Any, m0: _Mark, lay: Layout, position_stride: Callable[[str, Layout], int]
-) -> _ProgramLog:
-    sources: dict[str, list[tuple[tuple[int, ...], int, int]]] = {}
+    cs: Any,
+    m0: _Mark,
+    lay: Layout,
+    schema: Mapping[str, tuple[str, tuple[int, ...]]],
+    position_stride: Callable[[str, Layout], int],
+) -> tuple[_ProgramLog, list[Source]]:
+    """The whole circuit's calls (copy 0's repeated with moved variables) and its sources
+    (instance columns), built per copy with array arithmetic, not per reference."""
+    ni = lay.num_inputs
+
+    def col(v: np.ndarray) -> np.ndarray:
+        return np.where(v < 0, -1 - v, v + ni)
+
+    sources = []
     for name, refs in cs._sources.items():
+        if name not in schema:
+            raise CircuitError(f"the circuit reads instance[{name!r}] but its schema does not declare it")
+        kind, shape = schema[name]
+        cols = np.full(int(np.prod(shape)), -1, dtype=np.int64)
+        strides = np.array([int(np.prod(shape[i + 1 :])) for i in range(len(shape))], dtype=np.int64)
         n0 = m0.sources.get(name, 0)
-        out = list(refs[:n0])
-        per_copy = refs[n0:]
-        if per_copy:
-            step = position_stride(name, lay)
-            for k in range(lay.copies):
-                moved = lay.var_map(np.array([v for _, v, _ in per_copy], dtype=np.int64), k)
-                out.extend(
-                    ((pos[0] + k * step, *pos[1:]), int(v), n)
-                    for (pos, _, n), v in zip(per_copy, moved.tolist(), strict=True)
+        for part, copies in ((refs[:n0], 1), (refs[n0:], lay.copies)):
+            if not part:
+                continue
+            flat, var = [], []
+            for pos, v, count in part:
+                want = int(np.prod(shape[len(pos) :])) if kind == "bits" else 1
+                if count != want:
+                    raise CircuitError(
+                        f"instance[{name!r}][{pos}] is read as {count} values, its shape gives {want}"
+                    )
+                at = int(np.dot(pos, strides[: len(pos)])) if pos else 0
+                flat.append(np.arange(at, at + count, dtype=np.int64))
+                var.append(
+                    np.arange(v, v + count, dtype=np.int64) if v >= 0 else np.array([v], dtype=np.int64)
                 )
-        sources[name] = out
+            f0, c0 = np.concatenate(flat), col(np.concatenate(var))
+            step = position_stride(name, lay) * (int(strides[0]) if shape else 0)
+            cstride = lay.column_strides(c0)
+            for k in range(copies):
+                cols[f0 + k * step] = c0 + k * cstride
+        sources.append(Source(name=name, kind=kind, cols=cols.reshape(shape)))
     calls = list(cs._calls[: m0.calls])
     for k in range(lay.copies):
         for tkey, ports, base, n in cs._calls[m0.calls :]:
             calls.append((tkey, lay.var_map(ports, k), base + k * lay.unit_aux, n))
-    return _ProgramLog(lay.num_inputs, lay.num_aux, sources, calls)
+    return _ProgramLog(lay.num_inputs, lay.num_aux, {}, calls), sources
