@@ -194,7 +194,7 @@ class WitnessProgram:
 @njit(cache=True)
 def _scatter_bits(w, first, boff, bval, one):
     """w[first[i] + boff[j]] = the Fr bit bval[i, j]: what `w[idx] = BIT_TABLE[bval]` did, without the
-    (lanes, k, 4) temporary or fancy indexing (porep-full: 13M bits, 0.53 s that way on 2 cores).
+    (lanes, k, 4) temporary or fancy indexing (porep-13m: 13M bits, 0.53 s that way on 2 cores).
     Returns 1 + the flat index of a value other than 0 and 1, else 0."""
     zero = np.zeros_like(one)  # (one[limb] if v else 0 would unify uint64 and int64 to float64)
     k = bval.shape[1]
