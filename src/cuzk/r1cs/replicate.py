@@ -199,13 +199,20 @@ class ReplicatedTopology(Topology):
     # --- per-copy matrices ----------------------------------------------------------------
     @cached_property
     def _local(self) -> tuple[_Local, _Local, _Local]:
-        out = []
-        for m in self.unit:
-            cols = np.unique(np.asarray(m.indices, dtype=np.int64))
-            local = np.searchsorted(cols, m.indices).astype(np.int32)
-            mat = CsrMatrix(m.indptr, local, m.data, (m.shape[0], int(cols.shape[0])))
-            out.append(_Local(mat, cols, self.layout.column_strides(cols)))
+        out = [self._localize(m, moving=True) for m in self.unit]
         return out[0], out[1], out[2]
+
+    @cached_property
+    def _head_local(self) -> tuple[_Local, _Local, _Local]:
+        out = [self._localize(m, moving=False) for m in self.head]
+        return out[0], out[1], out[2]
+
+    def _localize(self, m: CsrMatrix, moving: bool) -> _Local:
+        cols = np.unique(np.asarray(m.indices, dtype=np.int64))
+        local = np.searchsorted(cols, m.indices).astype(np.int32)
+        mat = CsrMatrix(m.indptr, local, m.data, (m.shape[0], int(cols.shape[0])))
+        strides = self.layout.column_strides(cols) if moving else np.zeros_like(cols)
+        return _Local(mat, cols, strides)
 
     def block_indices(self, which: int, k: int) -> np.ndarray:
         """Copy k's column indices of matrix `which` (0, 1, 2 for A, B, C), in full columns."""
@@ -268,42 +275,62 @@ class ReplicatedTopology(Topology):
         return self._used(1)
 
     # --- evaluation --------------------------------------------------------------------
+    def _parts(self, wit: Witness) -> tuple[np.ndarray, np.ndarray]:
+        """The witness's inputs and aux, checked as `Topology._vector` does, without joining them
+        (at real size the joined vector would be another 4 GiB)."""
+        if wit.inputs.shape != (self.num_inputs, 4) or wit.aux.shape != (self.num_aux, 4):
+            raise CircuitError(
+                f"witness has {wit.inputs.shape[0]} inputs and {wit.aux.shape[0]} aux values; "
+                f"the circuit has {self.num_inputs} and {self.num_aux}"
+            )
+        if not np.array_equal(wit.inputs[0], FR.one()):
+            raise UnsatisfiedError("input 0 of the witness is not ONE", constraint="ONE", index=None)
+        return wit.inputs, wit.aux
+
     def evaluate(self, wit: Witness, backend: Backend) -> tuple[Any, Any, Any]:
         """(A.w, B.w, C.w): the head's rows, then each copy's rows over its gathered slice of w."""
-        w = self._vector(wit)
-        a, b, c = self.evaluate_host(w, backend)
+        a, b, c = self.evaluate_host(*self._parts(wit), backend=backend)
         return backend.to_device(a), backend.to_device(b), backend.to_device(c)
 
-    def evaluate_host(self, w: np.ndarray, backend: Backend) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Host (rows, 4) arrays of A.w, B.w, C.w for a full witness vector w = [inputs | aux]."""
+    def evaluate_host(
+        self, inputs: np.ndarray, aux: np.ndarray, backend: Backend
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Host (rows, 4) arrays of A.w, B.w, C.w for the witness [inputs | aux]."""
         n = self.layout.num_constraints
         out = [np.zeros((n, 4), dtype=np.uint64) for _ in range(3)]
-        for r, abc in self.blocks(w, backend):
+        for r, abc in self.blocks(inputs, aux, backend):
             for o, x in zip(out, abc, strict=True):
                 o[r : r + x.shape[0]] = x
         return out[0], out[1], out[2]
 
-    def blocks(self, w: np.ndarray, backend: Backend) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
+    def blocks(
+        self, inputs: np.ndarray, aux: np.ndarray, backend: Backend
+    ) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
         """(first row, (A.w, B.w, C.w) of its rows) for the head, each copy, then the input rows:
-        the product a block at a time, so that a check holds one copy's rows, not the partition's."""
+        the product a block at a time over the columns the block reads, gathered from the witness,
+        so that a check holds one copy's rows and columns, not the partition's."""
         lay = self.layout
+        ni = lay.num_inputs
+
+        def product(loc: _Local, k: int) -> np.ndarray:
+            cols = loc.cols + k * loc.strides
+            w = np.empty((cols.shape[0], 4), dtype=np.uint64)
+            is_in = cols < ni
+            w[is_in] = inputs[cols[is_in]]
+            w[~is_in] = aux[cols[~is_in] - ni]
+            return backend.to_host(backend.spmv(loc.matrix, backend.to_device(w)))
+
         r0 = lay.shared_rows
         if r0:
-            dev_w = backend.to_device(w)
-            yield 0, tuple(backend.to_host(backend.spmv(m, dev_w)) for m in self.head)
+            yield 0, tuple(product(loc, 0) for loc in self._head_local)
         for k in range(lay.copies):
-            parts = []
-            for loc in self._local:
-                wk = backend.to_device(np.ascontiguousarray(w[loc.cols + k * loc.strides]))
-                parts.append(backend.to_host(backend.spmv(loc.matrix, wk)))
-            yield r0 + k * lay.unit_rows, tuple(parts)
-        ni = lay.num_inputs
+            yield r0 + k * lay.unit_rows, tuple(product(loc, k) for loc in self._local)
         zero = np.zeros((ni, 4), dtype=np.uint64)
-        yield r0 + lay.copies * lay.unit_rows, (np.ascontiguousarray(w[:ni]), zero, zero)
+        yield r0 + lay.copies * lay.unit_rows, (np.ascontiguousarray(inputs), zero, zero)
 
     def check(self, wit: Witness, backend: Backend) -> None:
         """Raise UnsatisfiedError naming the first failing row; evaluated one block at a time."""
-        for r, (a, b, c) in self.blocks(self._vector(wit), backend):
+        for r, (a, b, c) in self.blocks(*self._parts(wit), backend=backend):
             bad = ~FR.eq(FR.mul(a, b), c)
             if bad.any():
                 i = r + int(np.argmax(bad))
