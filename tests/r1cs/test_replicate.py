@@ -13,6 +13,8 @@ import pytest
 
 from cuzk import config
 from cuzk.backends import get_backend
+from cuzk.backends.cuda import CudaBackend
+from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 from cuzk.circuits.base import ReplicatedCircuit
 from cuzk.circuits.fallback import FallbackPost
 from cuzk.circuits.stacked import StackedPorep
@@ -151,3 +153,16 @@ def test_layout_moves_copy_variables_only():
     assert (lay.num_inputs, lay.num_aux, lay.num_constraints) == (8, 35, 1 + 12 + 8)
     cols = np.array([0, 1, 2, 3, 8, 8 + 4, 8 + 5, 8 + 14])  # copy 0's columns
     assert lay.column_strides(cols).tolist() == [0, 0, 2, 2, 0, 0, 10, 10]
+
+
+@pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
+def test_evaluate_on_the_cuda_backend_gathers_on_the_device():
+    """The device path (gathers through backend.xp, the copy matrix cached by the backend) gives
+    the CPU's a, b, c, on the emulator here and on the GPU where the device tests run."""
+    circuit = _porep(3, 4, 1, 1, 3, 2)
+    topo = circuit.topology()
+    wit = circuit.witness(circuit.random_instance(seed=4))
+    be = CudaBackend(runtime=EmulatorRuntime())
+    got = [be.to_host(x) for x in topo.evaluate(wit, be)]
+    want = topo.evaluate_host(wit.inputs, wit.aux, CPU)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))

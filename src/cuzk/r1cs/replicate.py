@@ -288,9 +288,37 @@ class ReplicatedTopology(Topology):
         return wit.inputs, wit.aux
 
     def evaluate(self, wit: Witness, backend: Backend) -> tuple[Any, Any, Any]:
-        """(A.w, B.w, C.w): the head's rows, then each copy's rows over its gathered slice of w."""
-        a, b, c = self.evaluate_host(*self._parts(wit), backend=backend)
-        return backend.to_device(a), backend.to_device(b), backend.to_device(c)
+        """(A.w, B.w, C.w) as backend arrays, computed on the backend block by block: the witness
+        is uploaded once (inputs and aux apart, never joined), each block's columns gathered there
+        (`backend.xp`), and the one copy-sized matrix per A, B, C (cached by the backend) applied
+        once per copy. No full matrix is built and nothing comes back to the host."""
+        inputs, aux = self._parts(wit)
+        xp = backend.xp
+        lay = self.layout
+        ni, n = lay.num_inputs, lay.num_constraints
+        d_in, d_aux = backend.to_device(np.ascontiguousarray(inputs)), backend.to_device(aux)
+
+        def product(loc: _Local, k: int) -> Any:
+            cols = loc.cols + k * loc.strides
+            is_in = cols < ni
+            w = xp.empty((cols.shape[0], 4), dtype=xp.uint64)
+            w[xp.asarray(np.nonzero(is_in)[0])] = d_in[xp.asarray(cols[is_in])]
+            w[xp.asarray(np.nonzero(~is_in)[0])] = d_aux[xp.asarray(cols[~is_in] - ni)]
+            return backend.spmv(loc.matrix, w)
+
+        out = []
+        for which in range(3):
+            res = xp.zeros((n, 4), dtype=xp.uint64)
+            r0 = lay.shared_rows
+            if r0:
+                res[:r0] = product(self._head_local[which], 0)
+            for k in range(lay.copies):
+                r = r0 + k * lay.unit_rows
+                res[r : r + lay.unit_rows] = product(self._local[which], k)
+            if which == 0:
+                res[r0 + lay.copies * lay.unit_rows :] = d_in
+            out.append(res)
+        return out[0], out[1], out[2]
 
     def evaluate_host(
         self, inputs: np.ndarray, aux: np.ndarray, backend: Backend
