@@ -446,14 +446,20 @@ def replicate(
     mats, row_ns, row_tmpl, row_local = cs._gather()
     from cuzk.r1cs.system import _coef_table
 
-    used, _ = np.unique(np.concatenate([m[1] for m in mats]), return_inverse=True)
+    # The distinct coefficients (interned ids, a few hundred) and each id's code: a table, not a sort.
+    seen = np.zeros(max((int(m[1].max(initial=-1)) for m in mats), default=-1) + 1, dtype=np.bool_)
+    for m in mats:
+        seen[m[1]] = True
+    used = np.flatnonzero(seen)
+    code_of = np.zeros(seen.shape[0], dtype=np.int32)
+    code_of[used] = np.arange(used.shape[0], dtype=np.int32)
     coefs = _coef_table()[used]
     head, unit = [], []
     for cols, cids, lens in mats:
         indptr = np.zeros(m1.rows + 1, dtype=np.int64)
         np.cumsum(lens, out=indptr[1:])
         col = np.where(cols < 0, -1 - cols, cols + ni).astype(np.int32 if ncols < 2**31 else np.int64)
-        codes = np.searchsorted(used, cids).astype(np.int32)
+        codes = code_of[cids]
         full = CsrMatrix(indptr=indptr, indices=col, data=codes, shape=(m1.rows, ncols))
         head.append(_rows(full, 0, m0.rows, ncols))
         unit.append(_rows(full, m0.rows, m1.rows, ncols))
