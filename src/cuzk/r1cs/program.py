@@ -167,28 +167,42 @@ class WitnessProgram:
         for s in self.sources:
             _fill_source(w, s, instance)
         for g in self.groups:
-            fn, params, sig = self._template(g.template)
             lanes = g.bases.shape[0]
-            args = unflatten_values(sig, w[g.ports])
-            cs = WitnessCS(lanes)
-            fn(cs, *args, **params)
-            if cs.num_aux != g.n_aux:
-                raise CircuitError(
-                    f"gadget {self.templates[g.template][:80]} filled {cs.num_aux} aux values in witness mode "
-                    f"but recorded {g.n_aux}: its body is not deterministic in shape"
-                )
-            boff, bval, foff, fval = cs.blocks()
-            first = g.bases + ni
-            if boff.size:
-                bad = _scatter_bits(w, first.astype(np.int64), boff.astype(np.int64), bval, BIT_TABLE[1])
-                if bad:
-                    raise CircuitError(
-                        f"gadget {self.templates[g.template][:80]} produced a bit value other than 0 and 1 "
-                        f"(lane {(bad - 1) // bval.shape[1]})"
-                    )
-            if foff.size:
-                w[first[:, None] + foff[None, :]] = fval
+            # Lanes in slices of at most ~LANE_BYTES of values: a real-size group (23,490 WindowPoSt
+            # paths, 198 labelling hashes) would otherwise hold all its values, and their joined copy,
+            # at once. Calls of one group never read each other's values, so slicing changes nothing.
+            step = max(1, LANE_BYTES // max(1, 32 * g.n_aux))
+            for lo in range(0, lanes, step):
+                self._run_calls(w, g, lo, min(lanes, lo + step))
         return Witness(inputs=w[:ni] if out is not None else w[:ni].copy(), aux=w[ni:])
+
+    def _run_calls(self, w: np.ndarray, g: CallGroup, lo: int, hi: int) -> None:
+        """Calls lo..hi of group g as lanes of one run of the gadget body; values scattered into w."""
+        ni = self.num_inputs
+        fn, params, sig = self._template(g.template)
+        args = unflatten_values(sig, w[g.ports[lo:hi]])
+        cs = WitnessCS(hi - lo)
+        fn(cs, *args, **params)
+        if cs.num_aux != g.n_aux:
+            raise CircuitError(
+                f"gadget {self.templates[g.template][:80]} filled {cs.num_aux} aux values in witness mode "
+                f"but recorded {g.n_aux}: its body is not deterministic in shape"
+            )
+        boff, bval, foff, fval = cs.blocks()
+        first = g.bases[lo:hi] + ni
+        if boff.size:
+            bad = _scatter_bits(w, first.astype(np.int64), boff.astype(np.int64), bval, BIT_TABLE[1])
+            if bad:
+                raise CircuitError(
+                    f"gadget {self.templates[g.template][:80]} produced a bit value other than 0 and 1 "
+                    f"(lane {lo + (bad - 1) // bval.shape[1]})"
+                )
+        if foff.size:
+            w[first[:, None] + foff[None, :]] = fval
+
+
+#: The most value bytes (32 per aux value) one slice of a call group's lanes computes at once.
+LANE_BYTES = 1 << 28
 
 
 @njit(cache=True)
