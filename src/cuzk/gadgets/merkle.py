@@ -197,26 +197,26 @@ def _sparse_tree(
     idx = np.asarray(indices, dtype=np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= arity**depth):
         raise CircuitError(f"leaf indices must be in [0, {arity}^{depth})")
-    known = dict(zip(idx.tolist(), np.asarray(leaves), strict=True))
-    sib_shape = leaves.shape[1:]
-    siblings = np.empty((idx.size, depth, arity - 1, *sib_shape), dtype=leaves.dtype)
+    vals = np.asarray(leaves)
+    # the known nodes of the current level, sorted by index (a repeated leaf index: the last wins)
+    rev_first = np.unique(idx[::-1], return_index=True)[1]
+    keep = idx.size - 1 - rev_first
+    known_idx, known_vals = idx[keep], vals[keep]
+    sib_shape = vals.shape[1:]
+    siblings = np.empty((idx.size, depth, arity - 1, *sib_shape), dtype=vals.dtype)
     cur_idx = idx.copy()
+    others = np.arange(arity - 1)[None, :]
     for level in range(depth):
-        parents = sorted({k // arity for k in known})
-        kids = np.empty((len(parents), arity, *sib_shape), dtype=leaves.dtype)
-        fresh = rand(len(parents) * arity)
-        for n, p in enumerate(parents):
-            for j in range(arity):
-                node = known.get(p * arity + j)
-                kids[n, j] = fresh[n * arity + j] if node is None else node
-        hashed = hash_many(kids) if parents else kids[:, 0]
-        row = {p: n for n, p in enumerate(parents)}
-        for c, k in enumerate(cur_idx.tolist()):
-            n, pos = row[k // arity], k % arity
-            siblings[c, level] = np.delete(kids[n], pos, axis=0)
-        known = {p: hashed[n] for n, p in enumerate(parents)}
+        parents = np.unique(known_idx // arity)
+        kids = rand(parents.size * arity).reshape(parents.size, arity, *sib_shape).astype(vals.dtype)
+        kids[np.searchsorted(parents, known_idx // arity), known_idx % arity] = known_vals
+        hashed = hash_many(kids) if parents.size else kids[:, 0]
+        rows = np.searchsorted(parents, cur_idx // arity)
+        pos = (cur_idx % arity)[:, None]
+        siblings[:, level] = kids[rows[:, None], others + (others >= pos)]
+        known_idx, known_vals = parents, hashed
         cur_idx //= arity
-    (root,) = known.values()
+    root = known_vals[0]
     if arity == 2:
         siblings = siblings[:, :, 0]
     return root, siblings
