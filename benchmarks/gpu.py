@@ -536,7 +536,7 @@ PRECOMPUTE_PLANS: dict[int, list[tuple[int, int | None]]] = {
 }
 
 
-#: copies of the porep-full G1 queries for the precomputed prove rows (8 if full does not fit)
+#: copies of the porep-13m G1 queries for the precomputed prove rows (8 if full does not fit)
 PROVE_PRECOMPUTE = (8, FULL_COPIES)
 
 

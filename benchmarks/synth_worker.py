@@ -5,7 +5,7 @@ engine (engine/synth.py `_WitnessBlock`), so `handoff` is only the block's close
 a/b/c copy with --abc). Prints each run and the medians; run it on the machine whose
 synthesis throughput matters (the device host has 16 cores; one worker is one core).
 
-    python benchmarks/synth_worker.py --circuit porep-full --runs 5 [--abc]
+    python benchmarks/synth_worker.py --circuit porep-13m --runs 5 [--abc]
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ TOGGLES: dict[str, Toggle] = {
             "auto",
             "where a = A.w, b = B.w, c = C.w are computed: worker (in the synthesis process, on the CPU) or "
             "device (the worker hands over the witness alone, 4x fewer bytes, and the SpMV runs under the "
-            "device lock: 14 ms for porep-full on the H200, so it pays there: 3.88 s per porep-full sector "
+            "device lock: 14 ms for porep-13m on the H200, so it pays there: 3.88 s per porep-13m sector "
             "against 6.83 s, 2026-12-03; on the CPU backend it moves work onto the GPU stage); auto: device "
             "with CUDA, worker on the CPU backend.",
             choices=("auto", "worker", "device"),
@@ -127,7 +127,7 @@ TOGGLES: dict[str, Toggle] = {
                "device lock, so copies overlap the other worker's kernels (the reference: NTT+MSM_H "
                "2.4 s -> 0.69 s per partition with pinned, pre-staged uploads). With synthesis.abc_on="
                "device the witness is stacked and uploaded once, before the lock, and the MSMs reuse that "
-               "copy (expected on porep-full, H200: the lock hold 850 -> ~450 ms per partition)."),
+               "copy (expected on porep-13m, H200: the lock hold 850 -> ~450 ms per partition)."),
     )
 }  # fmt: skip
 

@@ -7,21 +7,24 @@ import hashlib
 
 import numpy as np
 import pytest
-from gadget_harness import both
+from gadget_harness import CPU, both
 from test_poseidon import reference_permutation
 
 from cuzk.algebra.fields import FR
+from cuzk.errors import UnsatisfiedError
 from cuzk.gadgets.bits import Bits
 from cuzk.gadgets.merkle import (
     poseidon_merkle_root,
     poseidon_sparse_tree,
     random_fr32,
+    select_num,
     sha256_merkle_root,
     sha256_sparse_tree,
 )
 from cuzk.gadgets.num import Num, num_to_bits
 from cuzk.gadgets.poseidon_params import params
 from cuzk.gadgets.sha256 import bytes_to_bits
+from cuzk.r1cs import Witness
 
 
 def _fr32_node(left: bytes, right: bytes) -> bytes:
@@ -98,3 +101,26 @@ def test_poseidon_merkle_gadget_every_position(arity, rng):
         schema = {"leaf": ("field", (1,)), "sibs": ("field", (depth, arity - 1)), "x": ("field", (1,))}
         out, _ = both(body, arrays, schema)
         assert np.array_equal(out.value[0], root)
+
+
+def test_select_num_picks_every_position_and_a_wrong_pick_fails(rng):
+    """The apex-leaf pick of snap-32g: items[index] by one-hot products; recorded == direct."""
+    n_bits = 3
+    items = FR.random(1 << n_bits, rng)
+    for x in range(1 << n_bits):
+        arrays = {"items": items, "x": FR.from_ints([x])}
+
+        def body(cs, view):
+            xv = Num.alloc(cs, view.field("x", 0))
+            bits = num_to_bits(cs, xv, n=n_bits)
+            its = [Num.alloc(cs, view.field("items", i)) for i in range(1 << n_bits)]
+            return select_num(cs, its, bits)
+
+        out, rec = both(body, arrays, {"items": ("field", (1 << n_bits,)), "x": ("field", (1,))})
+        assert np.array_equal(out.value[0], items[x])
+        # a claimed output other than items[x] breaks the last ("selected") row
+        wit = rec.program.run(arrays)
+        bad_aux = wit.aux.copy()
+        bad_aux[-1] = items[(x + 1) % (1 << n_bits)]
+        with pytest.raises(UnsatisfiedError, match="selected"):
+            rec.topology.check(Witness(wit.inputs, bad_aux), CPU)

@@ -3,8 +3,8 @@
 A listing records nothing: a circuit whose topology is already in the cache
 shows its recorded shape (loaded from there), any other its cheap constraint
 estimate, marked "not recorded yet". Naming circuits (`cuzk circuits NAME`)
-records those that are missing, saying so first (porep-full takes minutes and
-gigabytes). The last line says where the cache is and how large it is.
+records those that are missing, saying so first (porep-13m and the -32g
+circuits take a minute or more and gigabytes). The last line says where the cache is and how large it is.
 """
 
 from __future__ import annotations

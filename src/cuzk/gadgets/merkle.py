@@ -197,26 +197,53 @@ def _sparse_tree(
     idx = np.asarray(indices, dtype=np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= arity**depth):
         raise CircuitError(f"leaf indices must be in [0, {arity}^{depth})")
-    known = dict(zip(idx.tolist(), np.asarray(leaves), strict=True))
-    sib_shape = leaves.shape[1:]
-    siblings = np.empty((idx.size, depth, arity - 1, *sib_shape), dtype=leaves.dtype)
+    vals = np.asarray(leaves)
+    # the known nodes of the current level, sorted by index (a repeated leaf index: the last wins)
+    rev_first = np.unique(idx[::-1], return_index=True)[1]
+    keep = idx.size - 1 - rev_first
+    known_idx, known_vals = idx[keep], vals[keep]
+    sib_shape = vals.shape[1:]
+    siblings = np.empty((idx.size, depth, arity - 1, *sib_shape), dtype=vals.dtype)
     cur_idx = idx.copy()
+    others = np.arange(arity - 1)[None, :]
     for level in range(depth):
-        parents = sorted({k // arity for k in known})
-        kids = np.empty((len(parents), arity, *sib_shape), dtype=leaves.dtype)
-        fresh = rand(len(parents) * arity)
-        for n, p in enumerate(parents):
-            for j in range(arity):
-                node = known.get(p * arity + j)
-                kids[n, j] = fresh[n * arity + j] if node is None else node
-        hashed = hash_many(kids) if parents else kids[:, 0]
-        row = {p: n for n, p in enumerate(parents)}
-        for c, k in enumerate(cur_idx.tolist()):
-            n, pos = row[k // arity], k % arity
-            siblings[c, level] = np.delete(kids[n], pos, axis=0)
-        known = {p: hashed[n] for n, p in enumerate(parents)}
+        parents = np.unique(known_idx // arity)
+        kids = rand(parents.size * arity).reshape(parents.size, arity, *sib_shape).astype(vals.dtype)
+        kids[np.searchsorted(parents, known_idx // arity), known_idx % arity] = known_vals
+        hashed = hash_many(kids) if parents.size else kids[:, 0]
+        rows = np.searchsorted(parents, cur_idx // arity)
+        pos = (cur_idx % arity)[:, None]
+        siblings[:, level] = kids[rows[:, None], others + (others >= pos)]
+        known_idx, known_vals = parents, hashed
         cur_idx //= arity
-    (root,) = known.values()
+    root = known_vals[0]
     if arity == 2:
         siblings = siblings[:, :, 0]
     return root, siblings
+
+
+@gadget
+def select_num(cs: Any, items: list[Num], index: Bits) -> Num:
+    """items[k] for k = the little-endian index bits, as a new variable (one-hot, products, sum).
+
+    Costs 2^h - 2 one-hot products, one product per item and the output: 255 constraints for
+    the 128 apex leaves of a SnapDeals partition.
+    """
+    if len(items) != 1 << index.n:
+        raise CircuitError(f"{index.n} index bits select among {1 << index.n} items, got {len(items)}")
+    e_lcs, e_vals = _one_hot(cs, index)
+    total: dict[int, int] = {}
+    acc = None
+    for k, item in enumerate(items):
+        pv = None
+        if cs.values and e_vals is not None:
+            pv = np.where((e_vals[k] != 0)[:, None], item.require_value(), np.uint64(0))
+            acc = pv if acc is None else _fr.add(acc, pv)
+        p = cs.alloc(pv)
+        if cs.constraints:
+            cs.enforce(e_lcs[k], item.lc(), {p: 1}, f"pick {k}")
+            total[p] = 1
+    out = cs.alloc(acc)
+    if cs.constraints:
+        cs.enforce(total, {ONE: 1}, {out: 1}, "selected")
+    return Num(out, acc)

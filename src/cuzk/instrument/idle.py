@@ -4,7 +4,7 @@ GPU busy below the lock's hold means the holder kept the device and gave it noth
 Per device this finds the idle gaps inside the lock holds (the hold minus the device clock's
 `device_busy` runs), puts each in the holder's phase, and names the span on another lane that
 ended when the gap ended: a gap that closes the moment something else finishes was waiting for
-it. On porep-full that one line, "msm_h: 50 gaps ... 49 ended with gpu_prepare", found the
+it. On porep-13m that one line, "msm_h: 50 gaps ... 49 ended with gpu_prepare", found the
 shared-stream staging copy (docs/BENCHMARKS.md, 2026-12-03) that per-phase means had hidden.
 
 The window is steady state by default: from the first job's completion to the last one's, so

@@ -167,34 +167,48 @@ class WitnessProgram:
         for s in self.sources:
             _fill_source(w, s, instance)
         for g in self.groups:
-            fn, params, sig = self._template(g.template)
             lanes = g.bases.shape[0]
-            args = unflatten_values(sig, w[g.ports])
-            cs = WitnessCS(lanes)
-            fn(cs, *args, **params)
-            if cs.num_aux != g.n_aux:
-                raise CircuitError(
-                    f"gadget {self.templates[g.template][:80]} filled {cs.num_aux} aux values in witness mode "
-                    f"but recorded {g.n_aux}: its body is not deterministic in shape"
-                )
-            boff, bval, foff, fval = cs.blocks()
-            first = g.bases + ni
-            if boff.size:
-                bad = _scatter_bits(w, first.astype(np.int64), boff.astype(np.int64), bval, BIT_TABLE[1])
-                if bad:
-                    raise CircuitError(
-                        f"gadget {self.templates[g.template][:80]} produced a bit value other than 0 and 1 "
-                        f"(lane {(bad - 1) // bval.shape[1]})"
-                    )
-            if foff.size:
-                w[first[:, None] + foff[None, :]] = fval
+            # Lanes in slices of at most ~LANE_BYTES of values: a real-size group (23,490 WindowPoSt
+            # paths, 198 labelling hashes) would otherwise hold all its values, and their joined copy,
+            # at once. Calls of one group never read each other's values, so slicing changes nothing.
+            step = max(1, LANE_BYTES // max(1, 32 * g.n_aux))
+            for lo in range(0, lanes, step):
+                self._run_calls(w, g, lo, min(lanes, lo + step))
         return Witness(inputs=w[:ni] if out is not None else w[:ni].copy(), aux=w[ni:])
+
+    def _run_calls(self, w: np.ndarray, g: CallGroup, lo: int, hi: int) -> None:
+        """Calls lo..hi of group g as lanes of one run of the gadget body; values scattered into w."""
+        ni = self.num_inputs
+        fn, params, sig = self._template(g.template)
+        args = unflatten_values(sig, w[g.ports[lo:hi]])
+        cs = WitnessCS(hi - lo)
+        fn(cs, *args, **params)
+        if cs.num_aux != g.n_aux:
+            raise CircuitError(
+                f"gadget {self.templates[g.template][:80]} filled {cs.num_aux} aux values in witness mode "
+                f"but recorded {g.n_aux}: its body is not deterministic in shape"
+            )
+        boff, bval, foff, fval = cs.blocks()
+        first = g.bases[lo:hi] + ni
+        if boff.size:
+            bad = _scatter_bits(w, first.astype(np.int64), boff.astype(np.int64), bval, BIT_TABLE[1])
+            if bad:
+                raise CircuitError(
+                    f"gadget {self.templates[g.template][:80]} produced a bit value other than 0 and 1 "
+                    f"(lane {lo + (bad - 1) // bval.shape[1]})"
+                )
+        if foff.size:
+            w[first[:, None] + foff[None, :]] = fval
+
+
+#: The most value bytes (32 per aux value) one slice of a call group's lanes computes at once.
+LANE_BYTES = 1 << 28
 
 
 @njit(cache=True)
 def _scatter_bits(w, first, boff, bval, one):
     """w[first[i] + boff[j]] = the Fr bit bval[i, j]: what `w[idx] = BIT_TABLE[bval]` did, without the
-    (lanes, k, 4) temporary or fancy indexing (porep-full: 13M bits, 0.53 s that way on 2 cores).
+    (lanes, k, 4) temporary or fancy indexing (porep-13m: 13M bits, 0.53 s that way on 2 cores).
     Returns 1 + the flat index of a value other than 0 and 1, else 0."""
     zero = np.zeros_like(one)  # (one[limb] if v else 0 would unify uint64 and int64 to float64)
     k = bval.shape[1]
@@ -243,14 +257,37 @@ def _all_below_r(rows: np.ndarray) -> bool:
     return bool(lt.all())
 
 
-def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) -> WitnessProgram:
-    """Turn a recording system's logged sources and calls into a WitnessProgram."""
+def build_program(
+    cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]], sources: list[Source] | None = None
+) -> WitnessProgram:
+    """Turn a recording system's logged sources and calls into a WitnessProgram.
+
+    `sources`: the instance arrays' columns, already built (a replicated recording builds them
+    vectorized); otherwise they come from the system's logged references.
+    """
     ni = cs.num_inputs
 
     def col(v: np.ndarray) -> np.ndarray:
         return np.where(v < 0, -1 - v, v + ni)
 
-    # Sources: one column array per instance array, fully covered.
+    if sources is None:
+        sources = _sources_from_log(cs, schema, col)
+    else:
+        for s in sources:
+            if (s.cols < 0).any():
+                missing = np.argwhere(s.cols < 0)[0]
+                raise CircuitError(
+                    f"instance[{s.name!r}] at {tuple(missing.tolist())} is never read by the circuit"
+                )
+    read = {s.name for s in sources}
+    for name in schema:
+        if name not in read:
+            raise CircuitError(f"the schema declares instance[{name!r}] but the circuit never reads it")
+    return _program(cs, ni, sources, col)
+
+
+def _sources_from_log(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]], col: Any) -> list[Source]:
+    """One column array per instance array, fully covered, from the logged references."""
     sources = []
     for name, refs in cs._sources.items():
         if name not in schema:
@@ -273,10 +310,10 @@ def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) ->
                 f"instance[{name!r}] at {tuple(missing.tolist())} is never read by the circuit"
             )
         sources.append(Source(name=name, kind=kind, cols=cols))
-    for name in schema:
-        if name not in cs._sources:
-            raise CircuitError(f"the schema declares instance[{name!r}] but the circuit never reads it")
+    return sources
 
+
+def _program(cs: Any, ni: int, sources: list[Source], col: Any) -> WitnessProgram:
     # Calls: levels from producers, then groups of (level, template).
     calls = cs._calls
     bases = np.array([c[2] for c in calls], dtype=np.int64)

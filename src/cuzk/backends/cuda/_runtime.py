@@ -442,7 +442,7 @@ class CupyRuntime(Runtime):
 
         Queued on the compute stream (the legacy stream every worker shares), a pre-staged upload
         sat behind the lock holder's kernels and held back the holder's next download until it
-        was done: 52-85 ms of idle GPU in every porep-full partition's msm_h, the gap ending when
+        was done: 52-85 ms of idle GPU in every porep-13m partition's msm_h, the gap ending when
         the other worker's staging ended (timelines of 2026-12-03). Allocated in the upload
         stream's arena, the copy never lands in a block the pool freed while a compute kernel
         still reads it, provided the caller drops a staged array only once no queued kernel reads it.
