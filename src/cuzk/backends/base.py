@@ -205,6 +205,50 @@ class Backend(ABC):
     def sum_bases(self, bases: Bases, mask: Array, *, start: int = 0) -> np.ndarray:
         """sum of bases[start + i] where mask[i] is true: the MSM for 0/1 scalars."""
 
+    # --- parameter set-up: encoded points in and out --------------------------------------
+    def empty_rows(self, n: int, group: Group) -> Array:
+        """Uninitialised (n, 2 width) affine rows in this backend's memory (counted against its
+        budget where it has one): a query that `import_points` fills chunk by chunk."""
+        from cuzk.algebra.curves import G1, G2
+
+        return np.empty((n, 2 * (G1 if group == "g1" else G2).field.width), dtype=np.uint64)
+
+    def import_points(
+        self, raw: np.ndarray, group: Group, *, check_subgroup: bool, out: Array | None = None, what: str = ""
+    ) -> Array:
+        """zcash uncompressed encodings, (n, 96) or (n, 192) uint8 host bytes, as affine rows in
+        this backend's memory (into `out` when given). Every point is checked (flags, canonical
+        coordinates, the curve equation; the subgroup with `check_subgroup`; infinity is
+        refused, as bellperson's parameter readers do): an EncodingError subclass names the
+        lowest bad point, prefixed by `what`."""
+        from cuzk.algebra import encoding
+        from cuzk.algebra.curves import G1, G2
+        from cuzk.errors import EncodingError
+
+        curve = G1 if group == "g1" else G2
+        try:
+            pts = encoding.decode_points(
+                curve, raw, compressed=False, check_subgroup=check_subgroup, allow_infinity=False
+            )
+        except EncodingError as exc:
+            raise type(exc)(f"{what}: {exc}" if what else str(exc)) from None
+        rows = pts.reshape(pts.shape[0], -1)
+        if out is None:
+            return rows
+        np.copyto(out, rows)
+        return out
+
+    def export_points(self, rows: Array, group: Group) -> np.ndarray:
+        """Affine rows (n, 2 width) -> (n, 96 or 192) uint8 zcash uncompressed encodings on the host."""
+        from cuzk.algebra import encoding
+        from cuzk.algebra.curves import G1, G2
+
+        curve = G1 if group == "g1" else G2
+        host = np.asarray(self.to_host(rows))
+        return encoding.encode_points(
+            curve, host.reshape(host.shape[0], *curve.affine_shape), compressed=False
+        )
+
     @abstractmethod
     def fixed_base_mul(self, base: np.ndarray, scalars: Array, group: Group) -> np.ndarray:
         """[scalars[i]] * base for one affine base, as affine points on the host.
