@@ -161,6 +161,13 @@ class Backend(ABC):
     def spmv(self, m: CsrMatrix, w: Array) -> Array:
         """m @ w over Fr: one Fr value per row."""
 
+    def spmv_transposed(self, m: CsrMatrix, w: Array) -> Array:
+        """m^T @ w over Fr: one value per column (the setup's QAP at tau, per variable). The
+        transpose is made where the product runs and not kept (each setup needs it once)."""
+        from cuzk.groth16.qap import transpose
+
+        return self.spmv(transpose(m), w)
+
     # --- MSM --------------------------------------------------------------------------
     @abstractmethod
     def load_bases(self, points: np.ndarray, group: Group) -> Bases:

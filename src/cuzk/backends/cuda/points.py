@@ -26,11 +26,11 @@ from cuzk.errors import (
 
 #: Status code -> (error class, what is wrong), as kernels/points.cuh numbers them.
 _ERRORS: dict[int, tuple[type[EncodingError], str]] = {
-    1: (InvalidFlagsError, "invalid flags for an uncompressed encoding"),
-    2: (InfinityError, "is the point at infinity, which is not allowed here"),
-    3: (NonCanonicalError, "a coordinate is not below the field modulus p"),
-    4: (NotOnCurveError, "(x, y) does not satisfy the curve equation y^2 = x^3 + b"),
-    5: (NotInSubgroupError, "is on the curve but not in the prime-order subgroup"),
+    1: (InvalidFlagsError, ": invalid flags for an uncompressed encoding"),
+    2: (InfinityError, " is the point at infinity, which is not allowed here"),
+    3: (NonCanonicalError, ": a coordinate is not below the field modulus p"),
+    4: (NotOnCurveError, ": (x, y) does not satisfy the curve equation y^2 = x^3 + b"),
+    5: (NotInSubgroupError, " is on the curve but not in the prime-order subgroup"),
 }
 
 
@@ -73,5 +73,5 @@ def raise_for(curve: Curve, status: np.ndarray, what: str, offset: int = 0) -> N
     if not bad.size:
         return
     i = int(bad[0])
-    cls, why = _ERRORS.get(int(status[i]), (EncodingError, f"status {int(status[i])}"))
-    raise cls(f"{what}: {curve.name} uncompressed point {offset + i}: {why}")
+    cls, why = _ERRORS.get(int(status[i]), (EncodingError, f": status {int(status[i])}"))
+    raise cls(f"{what}: {curve.name} uncompressed point {offset + i}{why}")
