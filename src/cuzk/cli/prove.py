@@ -130,17 +130,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
     result = local.prove(request, timeline=tl)
     elapsed, compiling = time.perf_counter() - t0, compile_seconds() - c0
     write_timeline(args.timeline, [tl])
-    params_dir = local.params_dir(request)
-    assert params_dir is not None  # a registry circuit always has a parameter folder
+    params_dir = local.params_dir(request)  # None: a real-size set generated into residency, not written
     circuit_name = request.key_name
     pub = result.public_inputs[0] if args.batch == 1 else result.public_inputs
-    vk_path = params_dir / f"{circuit_name}.vk"
+    vk_path = params_dir / f"{circuit_name}.vk" if params_dir is not None else None
     outputs: list[tuple[Path | None, bytes | str]] = [
         (args.out, result.proof_bytes()),
         (args.public_out, json.dumps(_decimal(pub)) + "\n"),
     ]
     if args.vk_out is not None:
-        outputs.append((args.vk_out, vk_path.read_bytes()))
+        from cuzk.groth16.params_io import vk_to_bytes
+
+        outputs.append((args.vk_out, vk_to_bytes(local.resident(request).vk)))
     for path, data in outputs:
         if path is not None:
             try:
@@ -158,7 +159,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         + (f" and {args.public_out}" if args.public_out else ""),
         soft_wrap=True,
     )
-    vk_shown = args.vk_out or vk_path
+    vk_shown = args.vk_out or vk_path or "not written (pass --vk-out)"
     con.print(f"verifying key: {vk_shown}", soft_wrap=True)
     if args.out and args.public_out:
         con.print(

@@ -116,7 +116,8 @@ def resident_parameters(
     its sha256 checked against the manifest from the same reads. Otherwise a fresh setup is
     generated straight into residency (setup.generate_queries) and, when the set is at most
     CACHE_LIMIT_BYTES, saved to the cache from the same rows. Returns (the folder of the files,
-    or None when none were written; the key). Spans: load_params or generate_params, resident.
+    or None when none were written; the key). Spans: load_params (source "file" or "generated",
+    with generate_queries' own and save_params inside), make_resident.
     """
     say = progress or (lambda _m: None)
     tl = timeline or Timeline("params")
@@ -128,15 +129,15 @@ def resident_parameters(
         dirpath = params_dir_for(name, topology_hash)
     with locked(dirpath.with_name(f".{dirpath.name}.lock")) if directory is None else nullcontext():
         if not (dirpath / f"{name}.json").exists():
-            with tl.span("generate_params"):
+            with tl.span("load_params", source="generated"):
                 say(f"generating parameters for {name} into residency")
                 gen = generate_queries(cs, backend, timeline=tl, progress=say)
-            out: Path | None = None
-            if set_bytes(cs) <= CACHE_LIMIT_BYTES:
-                with tl.span("save_params"):
-                    params_io.save_rows(gen.vk, gen.rows, backend, dirpath, name, _meta(cs, topology_hash))
-                out = dirpath
-            with tl.span("resident"):
+                out: Path | None = None
+                if set_bytes(cs) <= CACHE_LIMIT_BYTES:
+                    with tl.span("save_params", bytes=set_bytes(cs)):
+                        params_io.save_rows(gen.vk, gen.rows, backend, dirpath, name, _meta(cs, topology_hash))
+                    out = dirpath
+            with tl.span("make_resident"):
                 key = resident_from_rows(
                     gen.vk, gen.rows, cs, backend, g2_backend=g2_backend, precompute=precompute, progress=say
                 )
@@ -151,7 +152,7 @@ def resident_parameters(
     vk_info = files.get(f"{name}.vk", {})
     if params_io.sha256_file(dirpath / f"{name}.vk") != vk_info.get("sha256"):
         raise ParamsError(f"{dirpath / f'{name}.vk'}: sha256 differs from the manifest")
-    with tl.span("load_params"):
+    with tl.span("load_params", source="file"):
         say(f"loading parameters from {dirpath} ({'checked' if checked else 'trusted: no subgroup checks'})")
         vk, rows = params_io.load_rows(
             dirpath / f"{name}.params",
@@ -160,7 +161,7 @@ def resident_parameters(
             sha256=files.get(f"{name}.params", {}).get("sha256"),
             progress=say,
         )
-    with tl.span("resident"):
+    with tl.span("make_resident"):
         key = resident_from_rows(
             vk, rows, cs, backend, g2_backend=g2_backend, precompute=precompute, progress=say
         )
