@@ -131,6 +131,14 @@ class UnknownCircuitError(CircuitError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class RenamedCircuitError(UnknownCircuitError):
+    """A circuit asked for by a name it no longer has; the message names the new one."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(f"circuit {old!r} has been renamed {new!r}; ask for {new!r}")
+        self.old, self.new = old, new
+
+
 class CircuitTooLargeError(CircuitError):
     """The circuit needs an evaluation domain larger than the backends support (2^MAX_LOG_N)."""
 

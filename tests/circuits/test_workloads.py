@@ -15,7 +15,7 @@ from cuzk.errors import UnknownCircuitError, UnsatisfiedError
 CPU = get_backend("cpu")
 
 CI = [n for n in names() if n.endswith(("-tiny", "-small"))]
-LARGE = [n for n in names() if n.endswith(("-medium", "-full"))]
+LARGE = [n for n in names() if n.endswith(("-medium", "-13m"))]
 
 
 @pytest.fixture(autouse=True)
@@ -74,12 +74,14 @@ def test_instances_are_seeded():
 
 def test_sizes_match_their_scales():
     for c in list_circuits():
+        if c.scale == "32g":
+            continue  # tests/circuits/test_real_size.py: the stated real counts
         n = c.estimate_constraints()
         want = {
             "tiny": (2**10, 2**13),
             "small": (2**15, 2**17),
             "medium": (2**19, 2**21),
-            "full": (12e6, 14e6),
+            "13m": (12e6, 14e6),
         }
         lo, hi = want[c.scale]
         assert lo <= n <= hi, (c.name, n)

@@ -25,11 +25,11 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 def test_circuits_records_nothing_and_says_where_the_cache_is(cache, capsys):
-    for c in ("porep-tiny", "porep-full"):
+    for c in ("porep-tiny", "porep-13m"):
         get_circuit(c).forget()
     assert main(["circuits"]) == 0
     out = capsys.readouterr().out
-    assert "not recorded yet" in out and "porep-full" in out
+    assert "not recorded yet" in out and "porep-13m" in out
     assert f"cache: {cache}" in out
     assert not list(cache.rglob("*.npz"))  # nothing recorded
     assert main(["circuits", "porep-tiny", "--json"]) == 0  # naming one records it, saying so
@@ -39,7 +39,7 @@ def test_circuits_records_nothing_and_says_where_the_cache_is(cache, capsys):
     get_circuit("porep-tiny").forget()
     assert main(["circuits", "--json"]) == 0  # now listed from the cache, the rest estimated
     rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
-    assert rows["porep-tiny"]["estimate"] is False and rows["porep-full"]["source"] == "not recorded yet"
+    assert rows["porep-tiny"]["estimate"] is False and rows["porep-13m"]["source"] == "not recorded yet"
 
 
 def test_cache_info_and_clear(cache, capsys, monkeypatch):
@@ -111,7 +111,7 @@ def test_tables_do_not_wrap_in_a_narrow_terminal(cache, argv):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     if argv[0] == "circuits":
-        row = next(line for line in lines if "porep-full" in line)
+        row = next(line for line in lines if "porep-13m" in line)
         assert "~13," in row and "estimate" in row  # name, estimate and source on one line
     else:
         assert any("total" in line and "0 B" in line for line in lines)  # label and size on one line

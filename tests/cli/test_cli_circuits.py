@@ -26,7 +26,7 @@ def test_circuits_json(capsys):
 def test_circuits_table_estimates(capsys):
     assert main(["circuits", "--estimate"]) == 0
     out = capsys.readouterr().out
-    assert "porep-full" in out and "estimate" in out and "not Filecoin-consensus-compatible" in out
+    assert "porep-13m" in out and "estimate" in out and "not Filecoin-consensus-compatible" in out
 
 
 def test_bench_synth(capsys):

@@ -16,6 +16,7 @@ bellman path); tests hold the two to bit-for-bit equality.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -33,6 +34,8 @@ from cuzk.r1cs import ConstraintSystem, Recording, SourceRef, Topology, Witness,
 from cuzk.r1cs import cache as rcache
 
 Schema = dict[str, tuple[str, tuple[int, ...]]]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -253,3 +256,67 @@ class Circuit(ABC):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "scale": self.scale, "description": self.description, **self.params}
+
+
+class ReplicatedCircuit(Circuit):
+    """A circuit made of a shared head and `copies` copies of one block (cuzk.r1cs.replicate).
+
+    `synthesize` is the head followed by each copy in the namespace `copy_prefix k`; recording
+    synthesizes only the head and copy 0 and replicates them, so a 130M-constraint partition is
+    recorded at the cost of one challenge. `record_direct` records every copy the plain way
+    (tests compare the two, matrix for matrix).
+    """
+
+    copy_prefix = "challenge"
+
+    @property
+    @abstractmethod
+    def copies(self) -> int:
+        """How many copies of the block the circuit holds."""
+
+    @abstractmethod
+    def synthesize_shared(self, cs: Any, inst: Any) -> Any:
+        """The head: everything every copy reads; returns what synthesize_copy needs of it."""
+
+    @abstractmethod
+    def synthesize_copy(self, cs: Any, inst: Any, shared: Any, k: int) -> None:
+        """Copy k: its public inputs first-allocated here, its instance data at index k."""
+
+    def position_stride(self, name: str, layout: Any) -> int:
+        """How far copy k's references into instance[name] move (first axis) per copy: one row
+        of the copy axis, except "public", where each copy's inputs are consecutive entries."""
+        return layout.unit_inputs if name == "public" else 1
+
+    def synthesize(self, cs: Any, inst: Any) -> None:
+        shared = self.synthesize_shared(cs, inst)
+        for k in range(self.copies):
+            with cs.namespace(f"{self.copy_prefix} {k}"):
+                self.synthesize_copy(cs, inst, shared, k)
+
+    def record(self) -> tuple[Topology, WitnessProgram]:
+        from cuzk.r1cs.replicate import mark, replicate
+
+        def say(msg: str) -> None:
+            log.info("cuzk: %s: %s", self.name, msg)
+
+        t0 = time.perf_counter()
+        cs = ConstraintSystem(values=False)
+        view = SourceView()
+        shared = self.synthesize_shared(cs, view)
+        m0 = mark(cs)
+        with cs.namespace(f"{self.copy_prefix} 0"):
+            self.synthesize_copy(cs, view, shared, 0)
+        m1 = mark(cs)
+        t_unit = time.perf_counter() - t0
+        say(f"recorded the head and {self.copy_prefix} 0 ({m1.rows:,} rows) in {t_unit:.1f} s")
+        topo, program = replicate(
+            cs, m0, m1, self.copies, self.schema(), self.copy_prefix, self.position_stride, say
+        )
+        topo.setup_seconds = {"record_one_copy": t_unit, **topo.setup_seconds}
+        say(f"{topo.num_constraints:,} constraints ({self.copies} x {topo.layout.unit_rows:,} + "
+            f"{topo.layout.shared_rows:,} + {topo.num_inputs} input rows) in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+        return topo, program
+
+    def record_direct(self) -> tuple[Topology, WitnessProgram]:
+        """Every copy synthesized and stamped (the plain recording; small scales, for tests)."""
+        return Circuit.record(self)

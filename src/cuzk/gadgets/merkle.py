@@ -220,3 +220,30 @@ def _sparse_tree(
     if arity == 2:
         siblings = siblings[:, :, 0]
     return root, siblings
+
+
+@gadget
+def select_num(cs: Any, items: list[Num], index: Bits) -> Num:
+    """items[k] for k = the little-endian index bits, as a new variable (one-hot, products, sum).
+
+    Costs 2^h - 2 one-hot products, one product per item and the output: 255 constraints for
+    the 128 apex leaves of a SnapDeals partition.
+    """
+    if len(items) != 1 << index.n:
+        raise CircuitError(f"{index.n} index bits select among {1 << index.n} items, got {len(items)}")
+    e_lcs, e_vals = _one_hot(cs, index)
+    total: dict[int, int] = {}
+    acc = None
+    for k, item in enumerate(items):
+        pv = None
+        if cs.values and e_vals is not None:
+            pv = np.where((e_vals[k] != 0)[:, None], item.require_value(), np.uint64(0))
+            acc = pv if acc is None else _fr.add(acc, pv)
+        p = cs.alloc(pv)
+        if cs.constraints:
+            cs.enforce(e_lcs[k], item.lc(), {p: 1}, f"pick {k}")
+            total[p] = 1
+    out = cs.alloc(acc)
+    if cs.constraints:
+        cs.enforce(total, {ONE: 1}, {out: 1}, "selected")
+    return Num(out, acc)

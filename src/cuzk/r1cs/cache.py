@@ -31,12 +31,15 @@ from cuzk import config
 from cuzk.backends.base import CsrMatrix
 from cuzk.paths import open_atomic
 from cuzk.r1cs.program import CallGroup, Source, WitnessProgram
+from cuzk.r1cs.replicate import Layout, ReplicatedNames, ReplicatedTopology
 from cuzk.r1cs.topology import ConstraintNames, Topology
 
 log = logging.getLogger(__name__)
 
 #: Bump when the file layout or the meaning of any stored array changes.
-FORMAT_VERSION = 1
+#: 2: files of replicated topologies (header "kind": "replicated"): the head's and one copy's
+#: rows with coefficient codes, and the layout, instead of the full matrices.
+FORMAT_VERSION = 2
 
 
 class CacheMiss(Exception):
@@ -69,14 +72,48 @@ def _content_hash(arrays: dict[str, np.ndarray], header: dict[str, Any]) -> str:
     return h.hexdigest()
 
 
+def _names_arrays(arrays: dict[str, Any], prefix: str, nm: ConstraintNames) -> dict[str, Any]:
+    arrays[f"{prefix}row_ns"], arrays[f"{prefix}row_tmpl"] = nm.row_ns, nm.row_tmpl
+    arrays[f"{prefix}row_local"] = nm.row_local
+    return {"ns_paths": nm.ns_paths, "direct_names": nm.direct_names, "template_names": nm.template_names}
+
+
+def _names_from(arrays: dict[str, np.ndarray], prefix: str, strings: dict[str, Any]) -> ConstraintNames:
+    return ConstraintNames(
+        ns_paths=strings["ns_paths"],
+        direct_names=strings["direct_names"],
+        template_names=strings["template_names"],
+        row_ns=arrays[f"{prefix}row_ns"],
+        row_tmpl=arrays[f"{prefix}row_tmpl"],
+        row_local=arrays[f"{prefix}row_local"],
+    )
+
+
 def save(path: Path, topo: Topology, program: WitnessProgram, spec: dict[str, Any]) -> None:
     arrays: dict[str, Any] = {}  # values: arrays (Any: numpy's savez stub mistypes **kwds)
-    for n, m in (("A", topo.A), ("B", topo.B), ("C", topo.C)):
-        arrays[f"{n}_indptr"] = m.indptr
-        arrays[f"{n}_indices"] = m.indices
-        arrays[f"{n}_data"] = m.data
-    nm = topo.names
-    arrays["row_ns"], arrays["row_tmpl"], arrays["row_local"] = nm.row_ns, nm.row_tmpl, nm.row_local
+    extra: dict[str, Any] = {}
+    if isinstance(topo, ReplicatedTopology):
+        arrays["coefs"] = topo.coefs
+        for part, mats, codes in (("head", topo.head, topo.head_codes), ("unit", topo.unit, topo.unit_codes)):
+            for n, m, cd in zip("ABC", mats, codes, strict=True):
+                arrays[f"{part}_{n}_indptr"] = m.indptr
+                arrays[f"{part}_{n}_indices"] = m.indices
+                arrays[f"{part}_{n}_codes"] = cd
+        rn = topo.names
+        assert isinstance(rn, ReplicatedNames)
+        extra = {
+            "kind": "replicated",
+            "layout": topo.layout.as_json(),
+            "copy_prefix": rn.prefix,
+            "head_names": _names_arrays(arrays, "head_", rn.head),
+            "unit_names": _names_arrays(arrays, "unit_", rn.unit),
+        }
+    else:
+        for n, m in (("A", topo.A), ("B", topo.B), ("C", topo.C)):
+            arrays[f"{n}_indptr"] = m.indptr
+            arrays[f"{n}_indices"] = m.indices
+            arrays[f"{n}_data"] = m.data
+        extra = {"kind": "plain", **_names_arrays(arrays, "", topo.names)}
     for i, s in enumerate(program.sources):
         arrays[f"src{i}"] = s.cols
     for i, g in enumerate(program.groups):
@@ -87,9 +124,7 @@ def save(path: Path, topo: Topology, program: WitnessProgram, spec: dict[str, An
         "num_inputs": topo.num_inputs,
         "num_aux": topo.num_aux,
         "topology_hash": topo.hash,
-        "ns_paths": nm.ns_paths,
-        "direct_names": nm.direct_names,
-        "template_names": nm.template_names,
+        **extra,
         "templates": program.templates,
         "sources": [{"name": s.name, "kind": s.kind} for s in program.sources],
         "groups": [{"template": g.template, "level": g.level, "n_aux": g.n_aux} for g in program.groups],
@@ -120,26 +155,23 @@ def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
         raise CacheMiss("content hash mismatch (corrupted file)")
     try:
         ni, na = int(header["num_inputs"]), int(header["num_aux"])
-        mats = []
-        for n in "ABC":
-            indptr = arrays[f"{n}_indptr"]
-            mats.append(
-                CsrMatrix(
-                    indptr=indptr,
-                    indices=arrays[f"{n}_indices"],
-                    data=arrays[f"{n}_data"],
-                    shape=(indptr.shape[0] - 1, ni + na),
+        topo: Topology
+        if header["kind"] == "replicated":
+            topo = _load_replicated(arrays, header, ni + na)
+        else:
+            mats = []
+            for n in "ABC":
+                indptr = arrays[f"{n}_indptr"]
+                mats.append(
+                    CsrMatrix(
+                        indptr=indptr,
+                        indices=arrays[f"{n}_indices"],
+                        data=arrays[f"{n}_data"],
+                        shape=(indptr.shape[0] - 1, ni + na),
+                    )
                 )
-            )
-        names = ConstraintNames(
-            ns_paths=header["ns_paths"],
-            direct_names=header["direct_names"],
-            template_names=header["template_names"],
-            row_ns=arrays["row_ns"],
-            row_tmpl=arrays["row_tmpl"],
-            row_local=arrays["row_local"],
-        )
-        topo = Topology(num_inputs=ni, num_aux=na, A=mats[0], B=mats[1], C=mats[2], names=names)
+            names = _names_from(arrays, "", header)
+            topo = Topology(num_inputs=ni, num_aux=na, A=mats[0], B=mats[1], C=mats[2], names=names)
         program = WitnessProgram(
             num_inputs=ni,
             num_aux=na,
@@ -164,6 +196,28 @@ def load(path: Path, spec: dict[str, Any]) -> tuple[Topology, WitnessProgram]:
     if topo.hash != header["topology_hash"]:
         raise CacheMiss("topology hash mismatch")
     return topo, program
+
+
+def _load_replicated(arrays: dict[str, np.ndarray], header: dict[str, Any], ncols: int) -> ReplicatedTopology:
+    layout = Layout(**header["layout"])
+    parts = {}
+    for part in ("head", "unit"):
+        mats = []
+        for n in "ABC":
+            indptr = arrays[f"{part}_{n}_indptr"]
+            codes = arrays[f"{part}_{n}_codes"]
+            mats.append(CsrMatrix(indptr, arrays[f"{part}_{n}_indices"], codes, (indptr.shape[0] - 1, ncols)))
+        parts[part] = (mats[0], mats[1], mats[2])
+    names = ReplicatedNames(
+        _names_from(arrays, "head_", header["head_names"]),
+        _names_from(arrays, "unit_", header["unit_names"]),
+        layout,
+        header["copy_prefix"],
+    )
+    topo = ReplicatedTopology(layout, arrays["coefs"], parts["head"], parts["unit"], names)
+    if (topo.num_inputs, topo.num_aux) != (int(header["num_inputs"]), int(header["num_aux"])):
+        raise ValueError("the layout's sizes disagree with the header's")
+    return topo
 
 
 @contextmanager

@@ -243,14 +243,37 @@ def _all_below_r(rows: np.ndarray) -> bool:
     return bool(lt.all())
 
 
-def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) -> WitnessProgram:
-    """Turn a recording system's logged sources and calls into a WitnessProgram."""
+def build_program(
+    cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]], sources: list[Source] | None = None
+) -> WitnessProgram:
+    """Turn a recording system's logged sources and calls into a WitnessProgram.
+
+    `sources`: the instance arrays' columns, already built (a replicated recording builds them
+    vectorized); otherwise they come from the system's logged references.
+    """
     ni = cs.num_inputs
 
     def col(v: np.ndarray) -> np.ndarray:
         return np.where(v < 0, -1 - v, v + ni)
 
-    # Sources: one column array per instance array, fully covered.
+    if sources is None:
+        sources = _sources_from_log(cs, schema, col)
+    else:
+        for s in sources:
+            if (s.cols < 0).any():
+                missing = np.argwhere(s.cols < 0)[0]
+                raise CircuitError(
+                    f"instance[{s.name!r}] at {tuple(missing.tolist())} is never read by the circuit"
+                )
+    read = {s.name for s in sources}
+    for name in schema:
+        if name not in read:
+            raise CircuitError(f"the schema declares instance[{name!r}] but the circuit never reads it")
+    return _program(cs, ni, sources, col)
+
+
+def _sources_from_log(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]], col: Any) -> list[Source]:
+    """One column array per instance array, fully covered, from the logged references."""
     sources = []
     for name, refs in cs._sources.items():
         if name not in schema:
@@ -273,10 +296,10 @@ def build_program(cs: Any, schema: Mapping[str, tuple[str, tuple[int, ...]]]) ->
                 f"instance[{name!r}] at {tuple(missing.tolist())} is never read by the circuit"
             )
         sources.append(Source(name=name, kind=kind, cols=cols))
-    for name in schema:
-        if name not in cs._sources:
-            raise CircuitError(f"the schema declares instance[{name!r}] but the circuit never reads it")
+    return sources
 
+
+def _program(cs: Any, ni: int, sources: list[Source], col: Any) -> WitnessProgram:
     # Calls: levels from producers, then groups of (level, template).
     calls = cs._calls
     bases = np.array([c[2] for c in calls], dtype=np.int64)

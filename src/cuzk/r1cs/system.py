@@ -291,6 +291,10 @@ class ConstraintSystem:
         self._pend_ns = array("i")
         self._pend_local = array("i")
 
+    def num_rows(self) -> int:
+        """Rows enforced so far (the input rows `finish` appends are not counted)."""
+        return sum(int(ch[1].shape[0]) for ch in self._chunks) + len(self._pend_ns)
+
     # --- gadget calls --------------------------------------------------------------------
     def call_gadget(
         self, key: str, fn: Callable[..., Any], args: tuple[Any, ...], params: dict[str, Any]
