@@ -137,3 +137,51 @@ def test_resident_parameters_generates_caches_and_loads(cpu, tmp_path, monkeypat
         api.resident_parameters("toy", random_circuit(31, 2, 1)[0], "zzz", cpu, directory=where)
     with pytest.raises(ParamsError, match="do not fit this circuit"):
         api.resident_parameters("toy", random_circuit(31, 2, 1)[0], "abc", cpu, directory=where)
+
+
+def _small_porep():
+    from cuzk.circuits.stacked import StackedPorep
+
+    params = {"challenges": 3, "layers": 2, "data_depth": 4, "drg_parents": 1, "exp_parents": 1,
+              "parent_slots": 3, "tree_depth": 2, "sha_rounds": 2}  # fmt: skip
+    return StackedPorep(name="porep-r3", description="test", scale="r", params=params)
+
+
+@pytest.mark.parametrize("where", ["cpu", pytest.param("emulator", marks=pytest.mark.large)])
+def test_replicated_topology_is_set_up_a_copy_at_a_time(where, cpu, request, tmp_path, monkeypatch):
+    """The real-size circuits' path: the QAP at tau per copy equals the full matrices' product,
+    the densities come from the layout, and neither set-up nor proving builds A, B or C."""
+    from cuzk import config
+    from cuzk.algebra.fields import FR
+    from cuzk.groth16.qap import Densities
+    from cuzk.groth16.setup import qap_at
+
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))
+    config.reload()
+    be = cpu if where == "cpu" else request.getfixturevalue("emu")
+    circuit = _small_porep()
+    topo = circuit.topology()
+    assert topo.layout.copies == 3 and "A" not in topo.__dict__
+    lag = FR.random(topo.num_constraints, np.random.default_rng(1))
+    per_copy = [be.to_host(qap_at(topo, k, be, be.to_device(lag))) for k in range(3)]
+    dens = Densities.of(topo)
+    key = resident_from_rows(*_gen(topo, be), topo, be, g2_backend=cpu)
+    wit = circuit.witness(circuit.random_instance(2))
+    res = prove(key, [wit])
+    assert not {"A", "B", "C"} & set(topo.__dict__)  # nothing above built a full matrix
+    (proof,) = res.proofs
+    pub = res.public_inputs[0]
+    assert verify(key.vk, pub, proof)
+    assert not verify(key.vk, pub, Proof(a=proof.c, b=proof.b, c=proof.a))
+    for k, m in enumerate((topo.A, topo.B, topo.C)):  # now build them, to compare
+        assert np.array_equal(per_copy[k], be.to_host(be.spmv_transposed(m, be.to_device(lag))))
+    full = Densities(a_aux=topo.A.columns_used()[topo.num_inputs :], b_input=topo.B.columns_used()[: topo.num_inputs],
+                     b_aux=topo.B.columns_used()[topo.num_inputs :])  # fmt: skip
+    for f in ("a_aux", "b_input", "b_aux"):
+        assert np.array_equal(getattr(dens, f), getattr(full, f))
+    config.reload()
+
+
+def _gen(topo, be):
+    gen = generate_queries(topo, be)
+    return gen.vk, gen.rows

@@ -135,7 +135,9 @@ def resident_parameters(
                 out: Path | None = None
                 if set_bytes(cs) <= CACHE_LIMIT_BYTES:
                     with tl.span("save_params", bytes=set_bytes(cs)):
-                        params_io.save_rows(gen.vk, gen.rows, backend, dirpath, name, _meta(cs, topology_hash))
+                        params_io.save_rows(
+                            gen.vk, gen.rows, backend, dirpath, name, _meta(cs, topology_hash)
+                        )
                     out = dirpath
             with tl.span("make_resident"):
                 key = resident_from_rows(
@@ -166,4 +168,3 @@ def resident_parameters(
             vk, rows, cs, backend, g2_backend=g2_backend, precompute=precompute, progress=say
         )
     return dirpath, key
-

@@ -8,7 +8,7 @@ x_i * 0 = 0 row per input already appended (so inputs are dense in A).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -74,6 +74,10 @@ class Densities:
 
     @classmethod
     def of(cls, cs: ConstraintMatrices) -> Densities:
+        if hasattr(cs, "a_aux_density"):  # a recorded topology keeps them (a replicated one
+            # from its layout, without building the GiBs of full matrices at real size)
+            t: Any = cs
+            return cls(a_aux=t.a_aux_density, b_input=t.b_input_density, b_aux=t.b_aux_density)
         a, b = cs.A.columns_used(), cs.B.columns_used()
         return cls(a_aux=a[cs.num_inputs :], b_input=b[: cs.num_inputs], b_aux=b[cs.num_inputs :])
 

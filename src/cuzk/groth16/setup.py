@@ -75,6 +75,44 @@ def _fixed_base(backend: Backend, base: np.ndarray, scalars: Any, group: Group) 
     return pts.reshape(pts.shape[0], -1)
 
 
+def qap_at(cs: ConstraintMatrices, which: int, backend: Backend, lagrange: Any) -> Any:
+    """M^T @ lagrange for M = A, B, C (which = 0, 1, 2): every variable's polynomial at tau.
+
+    A replicated topology (cuzk.r1cs.replicate: a head plus copies of one block, its variables
+    moved by a per-copy stride) is evaluated a copy at a time with the block's transpose,
+    made once: its full matrices (GiBs at real size) are never built.
+    """
+    if not hasattr(cs, "layout") or not hasattr(cs, "unit"):
+        return backend.spmv_transposed((cs.A, cs.B, cs.C)[which], lagrange)
+    from cuzk.groth16.qap import transpose
+
+    t: Any = cs
+    lay = t.layout
+    ncols = cs.num_inputs + cs.num_aux
+    xp = backend.xp
+    out = backend.to_device(np.zeros((ncols, 4), dtype=np.uint64))
+    r0 = lay.shared_rows
+    if r0:
+        head = t.head[which]
+        out = backend.fr_add(out, backend.spmv_transposed(head, lagrange[:r0]))
+    unit = t.unit[which]
+    cols = np.unique(np.asarray(unit.indices, dtype=np.int64))
+    local = type(unit)(unit.indptr, np.searchsorted(cols, unit.indices).astype(np.int32), unit.data,
+                       (unit.shape[0], int(cols.shape[0])))  # fmt: skip
+    local_t = transpose(local)  # one block's transpose: the backend keeps it while this runs
+    strides = lay.column_strides(cols)
+    for k in range(lay.copies):
+        lo = r0 + k * lay.unit_rows
+        part = backend.spmv(local_t, xp.ascontiguousarray(lagrange[lo : lo + lay.unit_rows]))
+        idx = backend.to_device(cols + k * strides)
+        out[idx] = backend.fr_add(out[idx], part)  # a copy's columns are distinct: no two writes meet
+    if which == 0:  # bellperson's input rows: input i appears in A of row end + i
+        end = r0 + lay.copies * lay.unit_rows
+        ni = cs.num_inputs
+        out[:ni] = backend.fr_add(out[:ni], xp.ascontiguousarray(lagrange[end : end + ni]))
+    return out
+
+
 def generate_queries(
     cs: ConstraintMatrices,
     backend: Backend,
@@ -98,9 +136,9 @@ def generate_queries(
         say(f"evaluating the Lagrange basis at tau over a domain of 2^{dom.log_m}")
         tau_powers = backend.to_device(powers(tau, dom.m))
         lagrange = backend.intt(tau_powers, dom.omega)[:n]
-    with tl.span("qap", nnz=cs.A.nnz + cs.B.nnz + cs.C.nnz):
-        say(f"the QAP at tau: A, B, C transposed ({cs.A.nnz + cs.B.nnz + cs.C.nnz} nonzeros)")
-        at, bt, ct = (backend.spmv_transposed(m, lagrange) for m in (cs.A, cs.B, cs.C))
+    with tl.span("qap"):
+        say("the QAP at tau: A, B and C transposed")
+        at, bt, ct = (qap_at(cs, which, backend, lagrange) for which in range(3))
         del lagrange
     with tl.span("scalars"):
         z_tau = (pow(tau, dom.m, C.R) - 1) % C.R
