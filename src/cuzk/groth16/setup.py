@@ -136,10 +136,12 @@ def generate_queries(
         say(f"evaluating the Lagrange basis at tau over a domain of 2^{dom.log_m}")
         tau_powers = backend.to_device(powers(tau, dom.m))
         lagrange = backend.intt(tau_powers, dom.omega)[:n]
+        backend.synchronize()  # each span holds its own device work (progress and per-step times)
     with tl.span("qap"):
         say("the QAP at tau: A, B and C transposed")
         at, bt, ct = (qap_at(cs, which, backend, lagrange) for which in range(3))
         del lagrange
+        backend.synchronize()
     with tl.span("scalars"):
         z_tau = (pow(tau, dom.m, C.R) - 1) % C.R
         h_scalars = backend.fr_scale(tau_powers[: dom.m - 1], z_tau * pow(delta, -1, C.R) % C.R)
@@ -180,6 +182,7 @@ def generate_queries(
         with tl.span(f"fixed_base_{name}", points=scalars.shape[0]):
             say(f"{name}: {scalars.shape[0]} {group.upper()} points")
             rows[name] = _fixed_base(backend, base, scalars, group)  # type: ignore[arg-type]
+            backend.synchronize()
     del h_scalars, l_scalars, a_scalars
     ic = backend.fixed_base_mul(g1, backend.to_host(ic_scalars), "g1")
     g1s = backend.fixed_base_mul(g1, FR.from_ints([alpha, beta, delta]), "g1")
