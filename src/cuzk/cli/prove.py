@@ -86,8 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_setup(args: argparse.Namespace) -> int:
     from cuzk.backends import get_backend
     from cuzk.circuits import get_circuit
-    from cuzk.groth16 import generate_parameters, params_io
+    from cuzk.groth16 import params_io
     from cuzk.groth16.api import _meta
+    from cuzk.groth16.setup import generate_queries
     from cuzk.instrument import Timeline
 
     check_output_dir(args.out)
@@ -99,10 +100,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
     with tl.span("topology"):
         say(f"recording the topology of {circuit.name}")
         topo = circuit.topology()
-    params = generate_parameters(topo, backend, timeline=tl, progress=say)
-    with tl.span("write"):
+    gen = generate_queries(topo, backend, timeline=tl, progress=say)
+    with tl.span("write"):  # encoded where the queries are (the GPU), a chunk at a time
         try:
-            manifest = params_io.save(params, args.out, circuit.name, meta=_meta(topo, topo.hash))
+            manifest = params_io.save_rows(
+                gen.vk, gen.rows, backend, args.out, circuit.name, _meta(topo, topo.hash)
+            )
         except OSError as exc:
             raise UsageError(f"{args.out}: cannot write the parameters: {exc.strerror or exc}") from exc
     console().print(phase_table(tl, title=f"setup {circuit.name} on {backend.name}"))
