@@ -182,7 +182,14 @@ def load_resident(
     topo = topology(name)
     directory = Path(params_dir) if params_dir is not None else None
     _, srs = resident_parameters(
-        name, topo, topo.hash, backend, g2_backend=g2, directory=directory, precompute=precompute, progress=say
+        name,
+        topo,
+        topo.hash,
+        backend,
+        g2_backend=g2,
+        directory=directory,
+        precompute=precompute,
+        progress=say,
     )
     return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
 
