@@ -53,6 +53,21 @@ class CsrMatrix:
         used[self.indices] = True
         return used
 
+    def transposed(self) -> CsrMatrix:
+        """CSR of the transpose, by a stable counting sort on the column indices."""
+        rows, cols = self.shape
+        order = np.argsort(self.indices, kind="stable")
+        counts = np.bincount(self.indices, minlength=cols)
+        indptr = np.zeros(cols + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(self.indptr))
+        return CsrMatrix(
+            indptr=indptr,
+            indices=row_of[order],
+            data=np.ascontiguousarray(self.data[order]),
+            shape=(cols, rows),
+        )
+
     @classmethod
     def from_rows(
         cls, rows: Sequence[Mapping[int, int]], ncols: int, *, index_dtype: type = np.int64
@@ -164,9 +179,7 @@ class Backend(ABC):
     def spmv_transposed(self, m: CsrMatrix, w: Array) -> Array:
         """m^T @ w over Fr: one value per column (the setup's QAP at tau, per variable). The
         transpose is made where the product runs and not kept (each setup needs it once)."""
-        from cuzk.groth16.qap import transpose
-
-        return self.spmv(transpose(m), w)
+        return self.spmv(m.transposed(), w)
 
     # --- MSM --------------------------------------------------------------------------
     @abstractmethod

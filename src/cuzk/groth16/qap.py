@@ -93,16 +93,5 @@ class Densities:
 
 
 def transpose(m: CsrMatrix) -> CsrMatrix:
-    """CSR of m^T by a stable counting sort on the column indices."""
-    rows, cols = m.shape
-    order = np.argsort(m.indices, kind="stable")
-    counts = np.bincount(m.indices, minlength=cols)
-    indptr = np.zeros(cols + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(m.indptr))
-    return CsrMatrix(
-        indptr=indptr,
-        indices=row_of[order],
-        data=np.ascontiguousarray(m.data[order]),
-        shape=(cols, rows),
-    )
+    """CSR of m^T (CsrMatrix.transposed: a stable counting sort on the column indices)."""
+    return m.transposed()
