@@ -53,6 +53,21 @@ class CsrMatrix:
         used[self.indices] = True
         return used
 
+    def transposed(self) -> CsrMatrix:
+        """CSR of the transpose, by a stable counting sort on the column indices."""
+        rows, cols = self.shape
+        order = np.argsort(self.indices, kind="stable")
+        counts = np.bincount(self.indices, minlength=cols)
+        indptr = np.zeros(cols + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(self.indptr))
+        return CsrMatrix(
+            indptr=indptr,
+            indices=row_of[order],
+            data=np.ascontiguousarray(self.data[order]),
+            shape=(cols, rows),
+        )
+
     @classmethod
     def from_rows(
         cls, rows: Sequence[Mapping[int, int]], ncols: int, *, index_dtype: type = np.int64
@@ -161,6 +176,11 @@ class Backend(ABC):
     def spmv(self, m: CsrMatrix, w: Array) -> Array:
         """m @ w over Fr: one Fr value per row."""
 
+    def spmv_transposed(self, m: CsrMatrix, w: Array) -> Array:
+        """m^T @ w over Fr: one value per column (the setup's QAP at tau, per variable). The
+        transpose is made where the product runs and not kept (each setup needs it once)."""
+        return self.spmv(m.transposed(), w)
+
     # --- MSM --------------------------------------------------------------------------
     @abstractmethod
     def load_bases(self, points: np.ndarray, group: Group) -> Bases:
@@ -204,6 +224,50 @@ class Backend(ABC):
     @abstractmethod
     def sum_bases(self, bases: Bases, mask: Array, *, start: int = 0) -> np.ndarray:
         """sum of bases[start + i] where mask[i] is true: the MSM for 0/1 scalars."""
+
+    # --- parameter set-up: encoded points in and out --------------------------------------
+    def empty_rows(self, n: int, group: Group) -> Array:
+        """Uninitialised (n, 2 width) affine rows in this backend's memory (counted against its
+        budget where it has one): a query that `import_points` fills chunk by chunk."""
+        from cuzk.algebra.curves import G1, G2
+
+        return np.empty((n, 2 * (G1 if group == "g1" else G2).field.width), dtype=np.uint64)
+
+    def import_points(
+        self, raw: np.ndarray, group: Group, *, check_subgroup: bool, out: Array | None = None, what: str = ""
+    ) -> Array:
+        """zcash uncompressed encodings, (n, 96) or (n, 192) uint8 host bytes, as affine rows in
+        this backend's memory (into `out` when given). Every point is checked (flags, canonical
+        coordinates, the curve equation; the subgroup with `check_subgroup`; infinity is
+        refused, as bellperson's parameter readers do): an EncodingError subclass names the
+        lowest bad point, prefixed by `what`."""
+        from cuzk.algebra import encoding
+        from cuzk.algebra.curves import G1, G2
+        from cuzk.errors import EncodingError
+
+        curve = G1 if group == "g1" else G2
+        try:
+            pts = encoding.decode_points(
+                curve, raw, compressed=False, check_subgroup=check_subgroup, allow_infinity=False
+            )
+        except EncodingError as exc:
+            raise type(exc)(f"{what}: {exc}" if what else str(exc)) from None
+        rows = pts.reshape(pts.shape[0], -1)
+        if out is None:
+            return rows
+        np.copyto(out, rows)
+        return out
+
+    def export_points(self, rows: Array, group: Group) -> np.ndarray:
+        """Affine rows (n, 2 width) -> (n, 96 or 192) uint8 zcash uncompressed encodings on the host."""
+        from cuzk.algebra import encoding
+        from cuzk.algebra.curves import G1, G2
+
+        curve = G1 if group == "g1" else G2
+        host = np.asarray(self.to_host(rows))
+        return encoding.encode_points(
+            curve, host.reshape(host.shape[0], *curve.affine_shape), compressed=False
+        )
 
     @abstractmethod
     def fixed_base_mul(self, base: np.ndarray, scalars: Array, group: Group) -> np.ndarray:

@@ -86,8 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_setup(args: argparse.Namespace) -> int:
     from cuzk.backends import get_backend
     from cuzk.circuits import get_circuit
-    from cuzk.groth16 import generate_parameters, params_io
+    from cuzk.groth16 import params_io
     from cuzk.groth16.api import _meta
+    from cuzk.groth16.setup import generate_queries
     from cuzk.instrument import Timeline
 
     check_output_dir(args.out)
@@ -99,10 +100,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
     with tl.span("topology"):
         say(f"recording the topology of {circuit.name}")
         topo = circuit.topology()
-    params = generate_parameters(topo, backend, timeline=tl, progress=say)
-    with tl.span("write"):
+    gen = generate_queries(topo, backend, timeline=tl, progress=say)
+    with tl.span("write"):  # encoded where the queries are (the GPU), a chunk at a time
         try:
-            manifest = params_io.save(params, args.out, circuit.name, meta=_meta(topo, topo.hash))
+            manifest = params_io.save_rows(
+                gen.vk, gen.rows, backend, args.out, circuit.name, _meta(topo, topo.hash)
+            )
         except OSError as exc:
             raise UsageError(f"{args.out}: cannot write the parameters: {exc.strerror or exc}") from exc
     console().print(phase_table(tl, title=f"setup {circuit.name} on {backend.name}"))
@@ -133,17 +136,18 @@ def cmd_prove(args: argparse.Namespace) -> int:
     setup, setup_compiling = t0 - s0, compile_seconds_within(s0, t0)
     elapsed, compiling = t1 - t0, compile_seconds_within(t0, t1)
     write_timeline(args.timeline, [tl])
-    params_dir = local.params_dir(request)
-    assert params_dir is not None  # a registry circuit always has a parameter folder
+    params_dir = local.params_dir(request)  # None: a real-size set generated into residency, not written
     circuit_name = request.key_name
     pub = result.public_inputs[0] if args.batch == 1 else result.public_inputs
-    vk_path = params_dir / f"{circuit_name}.vk"
+    vk_path = params_dir / f"{circuit_name}.vk" if params_dir is not None else None
     outputs: list[tuple[Path | None, bytes | str]] = [
         (args.out, result.proof_bytes()),
         (args.public_out, json.dumps(_decimal(pub)) + "\n"),
     ]
     if args.vk_out is not None:
-        outputs.append((args.vk_out, vk_path.read_bytes()))
+        from cuzk.groth16.params_io import vk_to_bytes
+
+        outputs.append((args.vk_out, vk_to_bytes(local.resident(request).vk)))
     for path, data in outputs:
         if path is not None:
             try:
@@ -164,7 +168,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         + (f" and {args.public_out}" if args.public_out else ""),
         soft_wrap=True,
     )
-    vk_shown = args.vk_out or vk_path
+    vk_shown = args.vk_out or vk_path or "not written (pass --vk-out)"
     con.print(f"verifying key: {vk_shown}", soft_wrap=True)
     if args.out and args.public_out:
         con.print(

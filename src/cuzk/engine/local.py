@@ -6,8 +6,8 @@
     prover.release(key_name) -> int                        drop a key's resident SRS
 
 It owns the chain that the CLI and the benchmarks used to write out each time:
-registry circuit -> topology -> parameters (`load_or_create_parameters`: a
-`cuzk setup` folder, or the cache, generated once) -> resident SRS -> witnesses
+registry circuit -> topology -> parameters (`resident_parameters`: a
+`cuzk setup` folder, or the cache, generated once into residency) -> resident SRS -> witnesses
 -> synthesize / start / finalize; and for a snarkjs zkey, the key file -> the
 resident key -> the .wtns witnesses -> the same prover. Resident keys stay
 across calls, one per key (and parameter folder): the seed of the SRS manager.
@@ -30,9 +30,9 @@ from typing import Any
 
 from cuzk.backends.base import Backend
 from cuzk.engine.request import ProofRequest
-from cuzk.groth16.api import load_or_create_parameters
+from cuzk.groth16.api import resident_parameters
 from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
-from cuzk.groth16.srs import make_resident, release_queries
+from cuzk.groth16.srs import release_queries
 from cuzk.instrument import Timeline
 
 
@@ -111,26 +111,19 @@ class LocalProver:
         circuit = get_circuit(request.circuit or "")
         with tl.span("topology"):
             topo = circuit.topology()
-        with tl.span("load_params"):
-            params_dir, params = load_or_create_parameters(
-                circuit.name,
-                topo,
-                topo.hash,
-                self.backend,
-                directory=None if request.params_dir is None else Path(request.params_dir),
-                checked=self.checked,
-                progress=self.progress,
-                timeline=tl,
-            )
-        with tl.span("make_resident"):
-            key = make_resident(
-                params,
-                topo,
-                self.backend,
-                g2_backend=self.g2_backend,
-                precompute=self.precompute,
-                progress=self.progress,
-            )
+        # spans load_params and make_resident (groth16.api.resident_parameters)
+        params_dir, key = resident_parameters(
+            circuit.name,
+            topo,
+            topo.hash,
+            self.backend,
+            g2_backend=self.g2_backend,
+            directory=None if request.params_dir is None else Path(request.params_dir),
+            checked=self.checked,
+            precompute=self.precompute,
+            progress=self.progress,
+            timeline=tl,
+        )
         return _Resident(key, circuit, params_dir)
 
     def _load_zkey(self, request: ProofRequest, tl: Timeline) -> _Resident:

@@ -166,8 +166,7 @@ def load_resident(
 ) -> Resident:
     """Parameters for `name` on `device` (generated and cached once when absent), made resident;
     `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle)."""
-    from cuzk.groth16.api import load_or_create_parameters
-    from cuzk.groth16.srs import make_resident
+    from cuzk.groth16.api import resident_parameters
 
     backend = device_backend(backend_name, device)
     g2 = cpu_backend() if g2_on_cpu else backend
@@ -182,8 +181,16 @@ def load_resident(
         return Resident(srs=pk, pvk=pk.pvk, circuit=name, device=device)
     topo = topology(name)
     directory = Path(params_dir) if params_dir is not None else None
-    _, params = load_or_create_parameters(name, topo, topo.hash, backend, directory=directory)
-    srs = make_resident(params, topo, backend, g2_backend=g2, precompute=precompute, progress=say)
+    _, srs = resident_parameters(
+        name,
+        topo,
+        topo.hash,
+        backend,
+        g2_backend=g2,
+        directory=directory,
+        precompute=precompute,
+        progress=say,
+    )
     return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
 
 

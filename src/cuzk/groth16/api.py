@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 
 from cuzk.backends.base import Backend
@@ -13,13 +14,19 @@ from cuzk.groth16 import params_io
 from cuzk.groth16.keys import Parameters
 from cuzk.groth16.prover import ProveResult, prove
 from cuzk.groth16.qap import ConstraintMatrices
-from cuzk.groth16.setup import generate_parameters
+from cuzk.groth16.setup import generate_parameters, generate_queries
+from cuzk.groth16.srs import ResidentParameters, resident_from_rows
 from cuzk.instrument import Timeline
 from cuzk.paths import cache_dir, locked
 
 log = logging.getLogger("cuzk.params")
 
-__all__ = ["ProveResult", "load_or_create_parameters", "params_dir_for", "prove"]
+__all__ = ["ProveResult", "load_or_create_parameters", "params_dir_for", "prove", "resident_parameters"]
+
+#: Sets above this many bytes are generated straight into residency at each start and not
+#: written to the user cache (a real-size PoRep set is 44 GiB; the H200 box has a 64 GiB disk);
+#: `cuzk setup --out DIR` writes a set of any size, and a DIR given to the engine is loaded.
+CACHE_LIMIT_BYTES = 8 << 30
 
 
 def params_dir_for(circuit_name: str, topology_hash: str) -> Path:
@@ -110,3 +117,86 @@ def _meta(cs: ConstraintMatrices, topology_hash: str) -> dict:
         "num_aux": cs.num_aux,
         "num_constraints": cs.num_constraints,
     }
+
+
+def set_bytes(cs: ConstraintMatrices) -> int:
+    """Bytes of the circuit's .params file: the queries' points, uncompressed."""
+    from cuzk.groth16.qap import Densities, Domain
+
+    dens = Densities.of(cs)
+    g1 = Domain.for_constraints(cs.num_constraints).m - 1 + cs.num_aux + dens.a_size + dens.b_size
+    return (g1 + cs.num_inputs) * params_io.G1_BYTES + dens.b_size * params_io.G2_BYTES
+
+
+def resident_parameters(
+    name: str,
+    cs: ConstraintMatrices,
+    topology_hash: str,
+    backend: Backend,
+    *,
+    g2_backend: Backend | None = None,
+    directory: str | Path | None = None,
+    checked: bool = False,
+    precompute: int = 1,
+    progress: Callable[[str], None] | None = None,
+    timeline: Timeline | None = None,
+) -> tuple[Path | None, ResidentParameters]:
+    """The resident proving key for the circuit, the way that scales to real sizes.
+
+    From DIR (or the user cache, when it holds a set for this topology): the file goes from
+    disk to the backend's memory in chunks, decoded and checked there (params_io.load_rows),
+    its sha256 checked against the manifest from the same reads. Otherwise a fresh setup is
+    generated straight into residency (setup.generate_queries) and, when the set is at most
+    CACHE_LIMIT_BYTES, saved to the cache from the same rows. Returns (the folder of the files,
+    or None when none were written; the key). Spans: load_params (source "file" or "generated",
+    with generate_queries' own and save_params inside), make_resident.
+    """
+    say = progress or (lambda _m: None)
+    tl = timeline or Timeline("params")
+    if directory is not None:
+        dirpath: Path = Path(directory)
+        if not (dirpath / f"{name}.json").exists():
+            raise ParamsError(f"no parameters for {name} in {dirpath} (run `cuzk setup --circuit {name}`)")
+    else:
+        dirpath = params_dir_for(name, topology_hash)
+    with locked(dirpath.with_name(f".{dirpath.name}.lock")) if directory is None else nullcontext():
+        if not (dirpath / f"{name}.json").exists():
+            with tl.span("load_params", source="generated"):
+                say(f"generating parameters for {name} into residency")
+                gen = generate_queries(cs, backend, timeline=tl, progress=say)
+                out: Path | None = None
+                if set_bytes(cs) <= CACHE_LIMIT_BYTES:
+                    with tl.span("save_params", bytes=set_bytes(cs)):
+                        params_io.save_rows(
+                            gen.vk, gen.rows, backend, dirpath, name, _meta(cs, topology_hash)
+                        )
+                    out = dirpath
+            with tl.span("make_resident"):
+                key = resident_from_rows(
+                    gen.vk, gen.rows, cs, backend, g2_backend=g2_backend, precompute=precompute, progress=say
+                )
+            return out, key
+    manifest = params_io.read_manifest(dirpath, name)
+    if manifest.get("topology_hash") != topology_hash:
+        raise ParamsError(
+            f"{dirpath / f'{name}.json'} was made for topology {str(manifest.get('topology_hash'))[:16]}, "
+            f"not this circuit's {topology_hash[:16]}"
+        )
+    files = manifest["files"]
+    vk_info = files.get(f"{name}.vk", {})
+    if params_io.sha256_file(dirpath / f"{name}.vk") != vk_info.get("sha256"):
+        raise ParamsError(f"{dirpath / f'{name}.vk'}: sha256 differs from the manifest")
+    with tl.span("load_params", source="file"):
+        say(f"loading parameters from {dirpath} ({'checked' if checked else 'trusted: no subgroup checks'})")
+        vk, rows = params_io.load_rows(
+            dirpath / f"{name}.params",
+            backend,
+            checked=checked,
+            sha256=files.get(f"{name}.params", {}).get("sha256"),
+            progress=say,
+        )
+    with tl.span("make_resident"):
+        key = resident_from_rows(
+            vk, rows, cs, backend, g2_backend=g2_backend, precompute=precompute, progress=say
+        )
+    return dirpath, key

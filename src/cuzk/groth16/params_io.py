@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -230,12 +230,24 @@ def save(params: Parameters, directory: str | os.PathLike, name: str, meta: dict
     interrupt while writing leaves the old set as it was, and a reader that checks the
     manifest's sha256 (`verify_files`) never accepts a mixed set, even after a SIGKILL.
     """
+    sizes = {q: int(getattr(params, q).shape[0]) for q, _ in QUERIES} | {"ic": params.vk.num_inputs}
+    return _save_set(_params_chunks(params), params.vk, sizes, directory, name, meta)
+
+
+def _save_set(
+    params_chunks: Iterable[bytes],
+    vk: VerifyingKey,
+    sizes: dict[str, int],
+    directory: str | os.PathLike,
+    name: str,
+    meta: dict,
+) -> Path:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path]] = []
     try:
         files = {}
-        for suffix, chunks in ((".params", _params_chunks(params)), (".vk", vk_chunks(params.vk))):
+        for suffix, chunks in ((".params", params_chunks), (".vk", vk_chunks(vk))):
             target = out / f"{name}{suffix}"
             sha, size = _stage(target, chunks, staged)
             files[target.name] = {"sha256": sha, "bytes": size}
@@ -244,7 +256,7 @@ def save(params: Parameters, directory: str | os.PathLike, name: str, meta: dict
             "version": MANIFEST_VERSION,
             "circuit": name,
             **meta,
-            "sizes": {q: int(getattr(params, q).shape[0]) for q, _ in QUERIES} | {"ic": params.vk.num_inputs},
+            "sizes": sizes,
             "files": files,
             "setup": "local random toxic waste from the OS CSPRNG; a test setup, not a ceremony",
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -327,3 +339,176 @@ def verify_files(directory: str | os.PathLike, manifest: dict) -> None:
             )
         if sha256_file(path) != info.get("sha256"):
             raise ParamsError(f"{path}: sha256 differs from the manifest (corrupted or replaced file)")
+
+
+# --- real-size sets: straight between the file and the backend's memory -----------------------
+
+#: Points per read of `load_rows` (G1: 96 MiB) and how many reads are in flight.
+LOAD_CHUNK_POINTS = 1 << 20
+LOAD_READERS = 8
+QUERY_GROUP = {"h": "g1", "l": "g1", "a": "g1", "b_g1": "g1", "b_g2": "g2"}
+
+
+@dataclass
+class LoadStats:
+    """What `load_rows` did: bytes read, seconds, and the rate (for logs and benchmarks)."""
+
+    bytes_read: int = 0
+    seconds: float = 0.0
+    checked: bool = False
+
+    @property
+    def gb_per_s(self) -> float:
+        return self.bytes_read / self.seconds / 1e9 if self.seconds else 0.0
+
+
+def _pread_into(fd: int, buf: np.ndarray, offset: int) -> None:
+    view = buf.data.cast("B")
+    done = 0
+    while done < len(view):
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got <= 0:
+            raise ParamsError(f"short read at byte {offset + done}")
+        done += got
+
+
+def load_rows(
+    path: str | os.PathLike,
+    backend: Any,
+    *,
+    checked: bool,
+    sha256: str | None = None,
+    progress: Any = None,
+    stats: LoadStats | None = None,
+    chunk_points: int = LOAD_CHUNK_POINTS,
+    readers: int = LOAD_READERS,
+) -> tuple[VerifyingKey, dict[str, Any]]:
+    """The vk and the five queries of a .params file as affine rows in `backend`'s memory.
+
+    Reads run `readers` at a time (positioned reads into reused buffers, no per-point Python);
+    each chunk is decoded where the backend computes (Backend.import_points: flags, canonical
+    coordinates and the curve equation always; the subgroup test when `checked`). With
+    `sha256` the file's digest is computed from the same reads, in order on one more thread,
+    and must match (a manifest's). Unchecked is the trust setting for files whose bytes are
+    vouched for that way: see docs/DAEMON.md. All or nothing: an error frees what was made.
+    """
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    say = progress or (lambda _m: None)
+    st = stats if stats is not None else LoadStats()
+    st.checked = checked
+    t0 = time.perf_counter()
+    pf = ParamsFile(path, checked=checked)
+    vk = pf.vk()
+    sections = pf._layout.sections
+    file_size = len(pf._map)
+    # (query, lo, hi, point bytes, section offset, bytes of the file before this chunk to hash first)
+    jobs: list[tuple[str, int, int, int, int, tuple[int, int]]] = []
+    pos = 0
+    for name, size in QUERIES:
+        sec = sections[name]
+        for lo in range(0, max(sec.count, 1), chunk_points):
+            hi = min(sec.count, lo + chunk_points)
+            start = sec.offset + lo * size
+            jobs.append((name, lo, hi, size, sec.offset, (pos, start)))
+            pos = start + (hi - lo) * size
+    digest = hashlib.sha256() if sha256 is not None else None
+    rows: dict[str, Any] = {}
+    nbuf = readers + 2
+    buffers = [np.empty(chunk_points * G2_BYTES, dtype=np.uint8) for _ in range(nbuf)]
+    hashed: list[Future | None] = [None] * nbuf
+    free = list(range(nbuf))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with (
+            ThreadPoolExecutor(max_workers=readers, thread_name_prefix="params-read") as pool,
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="params-sha256") as hasher,
+        ):
+
+            def submit(j: int) -> tuple[Future, int]:
+                _, lo, hi, size, off, _gap = jobs[j]
+                b = free.pop()
+                if hashed[b] is not None:
+                    hashed[b].result()  # type: ignore[union-attr]  # the hash still reads this buffer
+                view = buffers[b][: (hi - lo) * size]
+                return pool.submit(_pread_into, fd, view, off + lo * size), b
+
+            def hash_range(lo: int, hi: int) -> None:
+                if digest is not None and hi > lo:
+                    gap = np.empty(hi - lo, dtype=np.uint8)
+                    _pread_into(fd, gap, lo)
+                    digest.update(gap.data)
+
+            pending = [submit(j) for j in range(min(readers, len(jobs)))]
+            done_bytes = 0
+            for j, (name, lo, hi, size, _off, gap) in enumerate(jobs):
+                fut, b = pending.pop(0)  # pending holds jobs j .. j + readers - 1
+                fut.result()
+                group = QUERY_GROUP[name]
+                if name not in rows:
+                    rows[name] = backend.empty_rows(sections[name].count, group)
+                raw = buffers[b][: (hi - lo) * size].reshape(hi - lo, size)
+                if digest is not None:
+                    hasher.submit(hash_range, *gap)
+                    hashed[b] = hasher.submit(digest.update, raw.data)
+                if hi > lo:
+                    try:
+                        backend.import_points(
+                            raw, group, check_subgroup=checked, out=rows[name][lo:hi], what=f"{path}: {name}"
+                        )
+                    except EncodingError as exc:
+                        raise ParamsError(_shift_index(str(exc), lo)) from exc
+                free.append(b)
+                if j + readers < len(jobs):
+                    pending.append(submit(j + readers))
+                done_bytes += (hi - lo) * size
+                if hi == sections[name].count:
+                    say(f"{name}: {hi} points loaded ({done_bytes / 2**30:.1f} GiB so far)")
+            if digest is not None:
+                hasher.submit(hash_range, pos, file_size).result()
+            backend.synchronize()
+    except BaseException:
+        rows.clear()
+        raise
+    finally:
+        os.close(fd)
+    if digest is not None and digest.hexdigest() != sha256:
+        rows.clear()
+        raise ParamsError(f"{path}: sha256 differs from the manifest (corrupted or replaced file)")
+    st.bytes_read = file_size
+    st.seconds = time.perf_counter() - t0
+    return vk, rows
+
+
+def _shift_index(message: str, lo: int) -> str:
+    """A chunk's error names the point within the chunk; name it within the query."""
+    import re
+
+    if lo == 0:
+        return message
+    return re.sub(r"point (\d+)", lambda m: f"point {int(m.group(1)) + lo}", message, count=1)
+
+
+def save_rows(
+    vk: VerifyingKey,
+    rows: dict[str, Any],
+    backend: Any,
+    directory: str | os.PathLike,
+    name: str,
+    meta: dict,
+    *,
+    chunk_points: int = LOAD_CHUNK_POINTS,
+) -> Path:
+    """`save` for queries held as rows in `backend`'s memory: each chunk is encoded there
+    (Backend.export_points) and written, so no host copy of the whole set is made."""
+
+    def query_chunks() -> Iterable[bytes]:
+        yield from vk_chunks(vk)
+        for q, _ in QUERIES:
+            r = rows[q]
+            yield _count(r)
+            for lo in range(0, r.shape[0], chunk_points):
+                yield backend.export_points(r[lo : lo + chunk_points], QUERY_GROUP[q]).tobytes()
+
+    sizes = {q: int(rows[q].shape[0]) for q, _ in QUERIES} | {"ic": vk.num_inputs}
+    return _save_set(query_chunks(), vk, sizes, directory, name, meta)

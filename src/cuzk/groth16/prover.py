@@ -145,13 +145,22 @@ def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, 
     `key` needs only the matrices (A, B, C or None) and `constraint_name`: a proving key, or a
     recorded topology (the engine's synthesis workers, which hold no parameters).
     """
+    cs = getattr(key, "cs", key)
+    if hasattr(cs, "evaluate_host"):  # a replicated topology: a copy at a time, no full matrix
+        host = w if isinstance(w, np.ndarray) else be.to_host(w)
+        a, b, c = (be.to_device(x) for x in cs.evaluate_host(host, be))
+        return _checked(key, be, a, b, c, who)
     full = be.to_device(w)
     a, b = be.spmv(key.A, full), be.spmv(key.B, full)
     if key.C is None:
         # snarkjs keys carry no C matrix: c is a * b by construction, so a witness that breaks
         # a constraint cannot be named here; its proof fails the final verification.
         return a, b, be.fr_mul(a, b)
-    c = be.spmv(key.C, full)
+    return _checked(key, be, a, b, be.spmv(key.C, full), who)
+
+
+def _checked(key: Any, be: Backend, a: Any, b: Any, c: Any, who: str) -> tuple[Any, Any, Any]:
+    """(a, b, c) once every row has a * b == c; else UnsatisfiedError naming the first bad row."""
     bad_rows = be.xp.any(be.fr_mul(a, b) != c, axis=1)
     if bool(bad_rows.any()):
         i = int(be.xp.argmax(bad_rows))

@@ -8,7 +8,7 @@ x_i * 0 = 0 row per input already appended (so inputs are dense in A).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -74,6 +74,10 @@ class Densities:
 
     @classmethod
     def of(cls, cs: ConstraintMatrices) -> Densities:
+        if hasattr(cs, "a_aux_density"):  # a recorded topology keeps them (a replicated one
+            # from its layout, without building the GiBs of full matrices at real size)
+            t: Any = cs
+            return cls(a_aux=t.a_aux_density, b_input=t.b_input_density, b_aux=t.b_aux_density)
         a, b = cs.A.columns_used(), cs.B.columns_used()
         return cls(a_aux=a[cs.num_inputs :], b_input=b[: cs.num_inputs], b_aux=b[cs.num_inputs :])
 
@@ -89,16 +93,5 @@ class Densities:
 
 
 def transpose(m: CsrMatrix) -> CsrMatrix:
-    """CSR of m^T by a stable counting sort on the column indices."""
-    rows, cols = m.shape
-    order = np.argsort(m.indices, kind="stable")
-    counts = np.bincount(m.indices, minlength=cols)
-    indptr = np.zeros(cols + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(m.indptr))
-    return CsrMatrix(
-        indptr=indptr,
-        indices=row_of[order],
-        data=np.ascontiguousarray(m.data[order]),
-        shape=(cols, rows),
-    )
+    """CSR of m^T (CsrMatrix.transposed: a stable counting sort on the column indices)."""
+    return m.transposed()

@@ -78,6 +78,12 @@ class ResidentParameters:
 
 def check_shape(params: Parameters, cs: ConstraintMatrices) -> tuple[Domain, Densities]:
     """Raise ParamsError unless the parameters' query sizes match this constraint system."""
+    counts = {k: int(getattr(params, k).shape[0]) for k in ("h", "l", "a", "b_g1", "b_g2")}
+    return check_counts(counts, params.vk.ic.shape[0], cs)
+
+
+def check_counts(counts: dict[str, int], num_ic: int, cs: ConstraintMatrices) -> tuple[Domain, Densities]:
+    """Raise ParamsError unless the query sizes (points per query, ic points) fit this system."""
     dom = Domain.for_constraints(cs.num_constraints)
     dens = Densities.of(cs)
     expected = {
@@ -88,14 +94,7 @@ def check_shape(params: Parameters, cs: ConstraintMatrices) -> tuple[Domain, Den
         "b_g1": dens.b_size,
         "b_g2": dens.b_size,
     }
-    actual = {
-        "ic": params.vk.ic.shape[0],
-        "h": params.h.shape[0],
-        "l": params.l.shape[0],
-        "a": params.a.shape[0],
-        "b_g1": params.b_g1.shape[0],
-        "b_g2": params.b_g2.shape[0],
-    }
+    actual = {"ic": num_ic, **counts}
     wrong = [f"{k}: {actual[k]} points, circuit needs {v}" for k, v in expected.items() if actual[k] != v]
     if wrong:
         raise ParamsError("parameters do not fit this circuit (" + "; ".join(wrong) + ")")
@@ -150,11 +149,8 @@ def make_resident(
 ) -> ResidentParameters:
     """The parameters' queries as handles on `backend` (b_g2 on `g2_backend`), after check_shape;
     with precompute > 1 the G1 queries keep that many shifted copies (Backend.precompute)."""
-    dom, dens = check_shape(params, cs)
+    check_shape(params, cs)
     g2_be = g2_backend or backend
-    ni = cs.num_inputs
-    a_idx = np.concatenate([np.arange(ni), ni + np.flatnonzero(dens.a_aux)])
-    b_idx = np.concatenate([np.flatnonzero(dens.b_input), ni + np.flatnonzero(dens.b_aux)])
     q = load_queries(
         backend,
         g2_be,
@@ -163,12 +159,60 @@ def make_resident(
         precompute=precompute,
         progress=progress,
     )
+    return _assemble(params.vk, q, cs, backend, g2_be)
+
+
+def resident_from_rows(
+    vk: VerifyingKey,
+    rows: dict[str, Any],
+    cs: ConstraintMatrices,
+    backend: Backend,
+    *,
+    g2_backend: Backend | None = None,
+    precompute: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> ResidentParameters:
+    """The resident key over query rows already in `backend`'s memory ((n, 2 width) affine rows,
+    as setup.generate_queries and params_io.load_rows make them): the G1 queries become handles
+    without a copy; b_g2 moves to `g2_backend` when that is another backend. All or nothing."""
+    g2_be = g2_backend or backend
+    counts = {k: int(v.shape[0]) for k, v in rows.items()}
+    check_counts(counts, vk.num_inputs, cs)
+    done: list[tuple[Backend, Bases]] = []
+    try:
+        for name in ("h", "l", "a", "b_g1"):
+            done.append((backend, backend.bases_from_device(rows[name], "g1")))
+            if precompute > 1:
+                extra = backend.precompute(done[-1][1], precompute, progress=progress)
+                if progress is not None and extra:
+                    progress(f"{name}: {counts[name]} bases precomputed, {extra / 2**30:.2f} GiB more")
+        if g2_be is backend:
+            done.append((backend, backend.bases_from_device(rows["b_g2"], "g2")))
+        else:
+            pts = np.asarray(backend.to_host(rows["b_g2"]))
+            done.append((g2_be, g2_be.load_bases(pts.reshape(pts.shape[0], 2, 2, 6), "g2")))
+    except BaseException:
+        for be, bases in done:
+            be.release(bases)
+        raise
+    q = dict(zip(["h", "l", "a", "b_g1", "b_g2"], [b for _, b in done], strict=True))
+    return _assemble(vk, q, cs, backend, g2_be)
+
+
+def _assemble(
+    vk: VerifyingKey, q: dict[str, Bases], cs: ConstraintMatrices, backend: Backend, g2_be: Backend
+) -> ResidentParameters:
+    dom = Domain.for_constraints(cs.num_constraints)
+    dens = Densities.of(cs)
+    ni = cs.num_inputs
+    a_idx = np.concatenate([np.arange(ni), ni + np.flatnonzero(dens.a_aux)])
+    b_idx = np.concatenate([np.flatnonzero(dens.b_input), ni + np.flatnonzero(dens.b_aux)])
     return ResidentParameters(
         cs=cs,
         backend=backend,
         g2_backend=g2_be,
-        vk=params.vk,
-        pvk=prepare(params.vk),
+        vk=vk,
+        pvk=prepare(vk),
         h=q["h"],
         l=q["l"],
         a=q["a"],

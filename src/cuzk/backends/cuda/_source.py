@@ -14,8 +14,9 @@ from pathlib import Path
 
 KERNEL_DIR = Path(__file__).with_name("kernels")
 
-#: The compiled modules, one per .cu file; curve_g2 is compiled only when G2 is first used.
-MODULES = ("fr", "ntt", "curve_g1", "curve_g2")
+#: The compiled modules, one per .cu file; each is compiled when first used (curve_g2 with G2,
+#: points_* by parameter set-up: import / export of encodings and the subgroup test).
+MODULES = ("fr", "ntt", "curve_g1", "curve_g2", "points_g1", "points_g2")
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 _ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$")

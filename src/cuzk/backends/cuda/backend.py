@@ -29,9 +29,10 @@ from cuzk.algebra.curves import G1, G2, Curve
 from cuzk.algebra.fields import fr_mont
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
 from cuzk.backends.cuda import msm as _msm
+from cuzk.backends.cuda import points as _points
 from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, parse_budget
 from cuzk.backends.cuda.ntt import CudaNtt
-from cuzk.backends.cuda.spmv import SpmvCache
+from cuzk.backends.cuda.spmv import SpmvCache, transpose_on_device
 from cuzk.backends.cuda.spmv import spmv as _spmv
 
 CURVES: dict[str, Curve] = {"g1": G1, "g2": G2}
@@ -177,6 +178,13 @@ class CudaBackend(Backend):
             dev = self._spmv.get(m)
             return _spmv(self.rt, dev, self._fr(w, "witness"))
 
+    def spmv_transposed(self, m: CsrMatrix, w: Any) -> Any:
+        """As the interface: the transpose is a sort of the column indices on the device (a
+        130M-row matrix's 300M entries take a second there, minutes on the host)."""
+        with self.rt.guard("spmv_transposed"):
+            dev = transpose_on_device(self.rt, m)
+            return _spmv(self.rt, dev, self._fr(w, "vector"))
+
     # --- MSM ----------------------------------------------------------------------------------
     def load_bases(self, points: np.ndarray, group: Group) -> CudaBases:
         curve = _curve(group)
@@ -311,6 +319,35 @@ class CudaBackend(Backend):
                     self._fixed.clear()  # one table at a time: they are up to 0.4 GB
                     self._fixed[key] = table
             return _msm.fixed_base_mul(self.rt, curve, table, scalars, on_device=on_device)
+
+    # --- set-up: encodings in and out (kernels/points.cuh) --------------------------------------
+    def empty_rows(self, n: int, group: Group) -> Any:
+        width = _curve(group).field.width
+        with self.rt.guard(f"empty_rows({group}, n={n})"):
+            self.rt.reserve(n * 2 * width * 8, f"{n} {group} points")
+            return self.xp.empty((n, 2 * width), dtype=np.uint64)
+
+    def import_points(
+        self, raw: Any, group: Group, *, check_subgroup: bool, out: Any = None, what: str = ""
+    ) -> Any:
+        curve = _curve(group)
+        k = _points.encoded_size(curve)
+        if raw.ndim != 2 or raw.shape[1] != k or raw.dtype != np.uint8:
+            raise ValueError(f"{group} encodings are (n, {k}) uint8 rows; got {raw.shape} {raw.dtype}")
+        n = raw.shape[0]
+        if out is None:
+            out = self.empty_rows(n, group)
+        with self.rt.guard(f"import_points({group}, n={n})"):
+            dev = self.to_device(raw)
+            status = _points.import_points(self.rt, curve, dev, out, check_subgroup=check_subgroup)
+            bad = int(status.max()) if n else 0
+        if bad:
+            _points.raise_for(curve, self.to_host(status), what or f"{group} points")
+        return out
+
+    def export_points(self, rows: Any, group: Group) -> np.ndarray:
+        with self.rt.guard(f"export_points({group}, n={rows.shape[0]})"):
+            return self.to_host(_points.export_points(self.rt, _curve(group), self.to_device(rows)))
 
     def bases_from_device(self, rows: Any, group: Group) -> CudaBases:
         """A resident handle over affine rows already on the device (n, 2 width), no copy."""

@@ -84,6 +84,31 @@ class SpmvCache:
             self._mats.pop(key, None)
 
 
+def transpose_on_device(rt: Runtime, m: CsrMatrix) -> DeviceCsr:
+    """m^T on the device, not cached: entries ordered by column with a device sort."""
+    xp = rt.xp
+    rows, cols = m.shape
+    nnz = m.nnz
+    nbytes = (cols + 1) * 8 + nnz * (4 + 32 + 1)
+    rt.reserve(nbytes + nnz * 16, f"the transpose of a {rows}x{cols} sparse matrix")
+    col = rt.upload(np.ascontiguousarray(m.indices, dtype=np.int32))
+    order = xp.argsort(col)
+    counts = xp.bincount(col, minlength=cols)
+    del col
+    indptr = xp.zeros(cols + 1, dtype=np.int64)
+    xp.cumsum(counts, out=indptr[1:])
+    del counts
+    row_ptr = rt.upload(np.ascontiguousarray(m.indptr, dtype=np.int64))
+    row_of = (xp.searchsorted(row_ptr, xp.arange(nnz, dtype=np.int64), side="right") - 1).astype(np.int32)
+    indices = row_of[order]
+    del row_of, row_ptr
+    data = rt.upload(np.ascontiguousarray(m.data, dtype=np.uint64))[order]
+    del order
+    one, minus_one = rt.upload(_ONE), rt.upload(_MINUS_ONE)
+    codes = (data == one).all(axis=1).astype(np.uint8) + 2 * (data == minus_one).all(axis=1).astype(np.uint8)
+    return DeviceCsr(cols, rows, indptr, indices, data, codes, nbytes)
+
+
 def spmv(rt: Runtime, mat: DeviceCsr, w: Any) -> Any:
     if w.shape[0] != mat.cols:
         raise BackendError(f"matrix has {mat.cols} columns but the vector has {w.shape[0]} entries")

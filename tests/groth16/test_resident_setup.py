@@ -1,0 +1,187 @@
+"""The real-size set-up paths at toy size: parameters generated straight into residency, and a
+.params set loaded straight into residency (chunked reads, decoded and checked where the backend
+computes, sha256 from the same reads). The same code runs on the CPU backend and, on the host
+emulator, on the CUDA backend's kernels; every proof is verified and a tampered one rejected."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from toy import random_circuit, witness
+
+from cuzk.algebra import encoding
+from cuzk.backends.cuda._emulator import host_compiler
+from cuzk.errors import ParamsError, UnsatisfiedError
+from cuzk.groth16 import api, prove, verify
+from cuzk.groth16 import params_io as io
+from cuzk.groth16.proof import Proof
+from cuzk.groth16.setup import generate_queries
+from cuzk.groth16.srs import make_resident, resident_from_rows
+
+
+@pytest.fixture(scope="module")
+def emu():
+    if host_compiler() is None:
+        pytest.skip("the CUDA emulator needs a C++ compiler")
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.backends.cuda._emulator import EmulatorRuntime
+
+    return CudaBackend(runtime=EmulatorRuntime())
+
+
+def _prove_and_check(key, w, public):
+    res = prove(key, [w])
+    (proof,) = res.proofs
+    assert verify(key.vk, public, proof)
+    assert not verify(key.vk, [public[0] + 1, *public[1:]], proof)
+    assert not verify(key.vk, public, Proof(a=proof.c, b=proof.b, c=proof.a))
+
+
+def _publics(w):
+    return [encoding.FR.to_ints(w.inputs[1:])[i] for i in range(w.inputs.shape[0] - 1)]
+
+
+@pytest.mark.parametrize("where", ["cpu", "emulator"])
+def test_generated_into_residency_proves(where, cpu, request):
+    be = cpu if where == "cpu" else request.getfixturevalue("emu")
+    cs, w = random_circuit(40, num_public=2, seed=3)
+    gen = generate_queries(cs, be)
+    key = resident_from_rows(gen.vk, gen.rows, cs, be, g2_backend=cpu)
+    _prove_and_check(key, w, _publics(w))
+    with pytest.raises(UnsatisfiedError):
+        prove(key, [witness(_publics(w), [*encoding.FR.to_ints(w.aux)[:-1], 1])])
+
+
+@pytest.mark.parametrize("where", ["cpu", "emulator"])
+def test_saved_rows_load_back_byte_for_byte(where, cpu, request, tmp_path):
+    be = cpu if where == "cpu" else request.getfixturevalue("emu")
+    cs, w = random_circuit(30, num_public=2, seed=5)
+    gen = generate_queries(cs, be)
+    manifest = io.save_rows(gen.vk, gen.rows, be, tmp_path, "toy", {"topology_hash": "t"})
+    host = gen.host()
+    io.write_params(host, tmp_path / "host.params")  # the host writer's bytes are the same
+    assert (tmp_path / "toy.params").read_bytes() == (tmp_path / "host.params").read_bytes()
+    sha = io.read_manifest(tmp_path, "toy")["files"]["toy.params"]["sha256"]
+    assert manifest.exists()
+    stats = io.LoadStats()
+    vk, rows = io.load_rows(
+        tmp_path / "toy.params", be, checked=True, sha256=sha, stats=stats, chunk_points=7, readers=3
+    )
+    assert stats.bytes_read == (tmp_path / "toy.params").stat().st_size
+    for name in ("h", "l", "a", "b_g1", "b_g2"):
+        assert np.array_equal(be.to_host(rows[name]), be.to_host(gen.rows[name]))
+    assert np.array_equal(vk.ic, gen.vk.ic)
+    key = resident_from_rows(vk, rows, cs, be, g2_backend=cpu)
+    _prove_and_check(key, w, _publics(w))
+    # the old path (host Parameters) proves with the same set
+    _prove_and_check(
+        make_resident(io.ParamsFile(tmp_path / "toy.params").parameters(), cs, cpu), w, _publics(w)
+    )
+
+
+def test_a_changed_byte_is_refused_by_its_digest_or_its_check(cpu, tmp_path):
+    cs, _ = random_circuit(20, num_public=1, seed=2)
+    gen = generate_queries(cs, cpu)
+    io.save_rows(gen.vk, gen.rows, cpu, tmp_path, "toy", {})
+    path = tmp_path / "toy.params"
+    sha = io.sha256_file(path)
+    data = bytearray(path.read_bytes())
+    sec = io.ParamsFile(path)._layout.sections["l"]
+    data[sec.offset + 5 * 96 + 60] ^= 1  # point 5 of l: off the curve
+    path.write_bytes(bytes(data))
+    with pytest.raises(ParamsError, match=r"l: .*point 5: .*curve equation"):
+        io.load_rows(path, cpu, checked=False, chunk_points=4)
+    data[sec.offset + 5 * 96 + 60] ^= 1
+    data[-1] ^= 1  # the last byte of b_g2's last point
+    path.write_bytes(bytes(data))
+    data[-1] ^= 1
+    data += b"tail"  # bellperson ignores bytes after b_g2; the digest covers them
+    path.write_bytes(bytes(data))
+    with pytest.raises(ParamsError, match="sha256 differs"):
+        io.load_rows(path, cpu, checked=False, sha256=sha)
+
+
+def test_subgroup_checked_only_when_asked(cpu, tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "algebra"))
+    from pyecc_oracle import random_curve_points
+
+    from cuzk.algebra import G1
+
+    cs, _ = random_circuit(20, num_public=1, seed=4)
+    gen = generate_queries(cs, cpu)
+    gen.rows["a"][2] = G1.from_ints(random_curve_points(G1, 1, np.random.default_rng(0)))[0].reshape(-1)
+    io.save_rows(gen.vk, gen.rows, cpu, tmp_path, "toy", {})
+    with pytest.raises(ParamsError, match=r"a: .*point 2 is on the curve but not in the prime-order"):
+        io.load_rows(tmp_path / "toy.params", cpu, checked=True)
+    _, rows = io.load_rows(tmp_path / "toy.params", cpu, checked=False)  # the trust setting
+    assert np.array_equal(rows["a"], gen.rows["a"])
+
+
+def test_resident_parameters_generates_caches_and_loads(cpu, tmp_path, monkeypatch):
+    cs, w = random_circuit(30, num_public=2, seed=9)
+    monkeypatch.setattr(api, "params_dir_for", lambda name, h: tmp_path / f"{name}-{h}")
+    where, key = api.resident_parameters("toy", cs, "abc", cpu)
+    assert where == tmp_path / "toy-abc" and (where / "toy.params").exists()
+    _prove_and_check(key, w, _publics(w))
+    again, key2 = api.resident_parameters("toy", cs, "abc", cpu, checked=True)
+    assert again == where and np.array_equal(key2.vk.ic, key.vk.ic)
+    _prove_and_check(key2, w, _publics(w))
+    monkeypatch.setattr(api, "CACHE_LIMIT_BYTES", 0)
+    none, key3 = api.resident_parameters("toy", cs, "other", cpu)
+    assert none is None and not (tmp_path / "toy-other").exists()
+    _prove_and_check(key3, w, _publics(w))
+    with pytest.raises(ParamsError, match="was made for topology"):
+        api.resident_parameters("toy", random_circuit(31, 2, 1)[0], "zzz", cpu, directory=where)
+    with pytest.raises(ParamsError, match="do not fit this circuit"):
+        api.resident_parameters("toy", random_circuit(31, 2, 1)[0], "abc", cpu, directory=where)
+
+
+def _small_porep():
+    from cuzk.circuits.stacked import StackedPorep
+
+    params = {"challenges": 3, "layers": 2, "data_depth": 4, "drg_parents": 1, "exp_parents": 1,
+              "parent_slots": 3, "tree_depth": 2, "sha_rounds": 2}  # fmt: skip
+    return StackedPorep(name="porep-r3", description="test", scale="r", params=params)
+
+
+@pytest.mark.parametrize("where", ["cpu", pytest.param("emulator", marks=pytest.mark.large)])
+def test_replicated_topology_is_set_up_a_copy_at_a_time(where, cpu, request, tmp_path, monkeypatch):
+    """The real-size circuits' path: the QAP at tau per copy equals the full matrices' product,
+    the densities come from the layout, and neither set-up nor proving builds A, B or C."""
+    from cuzk import config
+    from cuzk.algebra.fields import FR
+    from cuzk.groth16.qap import Densities
+    from cuzk.groth16.setup import qap_at
+
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))
+    config.reload()
+    be = cpu if where == "cpu" else request.getfixturevalue("emu")
+    circuit = _small_porep()
+    topo = circuit.topology()
+    assert topo.layout.copies == 3 and "A" not in topo.__dict__
+    lag = FR.random(topo.num_constraints, np.random.default_rng(1))
+    per_copy = [be.to_host(qap_at(topo, k, be, be.to_device(lag))) for k in range(3)]
+    dens = Densities.of(topo)
+    key = resident_from_rows(*_gen(topo, be), topo, be, g2_backend=cpu)
+    wit = circuit.witness(circuit.random_instance(2))
+    res = prove(key, [wit])
+    assert not {"A", "B", "C"} & set(topo.__dict__)  # nothing above built a full matrix
+    (proof,) = res.proofs
+    pub = res.public_inputs[0]
+    assert verify(key.vk, pub, proof)
+    assert not verify(key.vk, pub, Proof(a=proof.c, b=proof.b, c=proof.a))
+    for k, m in enumerate((topo.A, topo.B, topo.C)):  # now build them, to compare
+        assert np.array_equal(per_copy[k], be.to_host(be.spmv_transposed(m, be.to_device(lag))))
+    full = Densities(a_aux=topo.A.columns_used()[topo.num_inputs :], b_input=topo.B.columns_used()[: topo.num_inputs],
+                     b_aux=topo.B.columns_used()[topo.num_inputs :])  # fmt: skip
+    for f in ("a_aux", "b_input", "b_aux"):
+        assert np.array_equal(getattr(dens, f), getattr(full, f))
+    config.reload()
+
+
+def _gen(topo, be):
+    gen = generate_queries(topo, be)
+    return gen.vk, gen.rows
