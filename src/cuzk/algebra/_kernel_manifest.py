@@ -1,7 +1,7 @@
 """The numba kernels each command compiles on a cold cache (cuzk.algebra.precompile).
 
 Recorded on the CPU backend, each on a cold cache, with
-`python -m cuzk.algebra.precompile record -- COMMAND ...` (2026-12-04, porep-tiny):
+`python tools/record_kernels.py -- COMMAND ...` (2026-12-04, porep-tiny):
 `setup` is `cuzk setup` (topology and parameter generation), `prove` a `cuzk prove --params DIR`,
 `verify` a `cuzk verify`. A kernel missing here still compiles on first use; an entry whose
 kernel was renamed is skipped (tests/cli/test_precompile.py checks every entry resolves).

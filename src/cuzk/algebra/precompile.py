@@ -7,7 +7,7 @@ numba's on-disk cache (`__pycache__` beside the sources): a kernel compiled and 
 process is loaded, not compiled, by the next.
 
 `KERNELS` (cuzk/algebra/_kernel_manifest.py) lists, per command, the outermost kernels and
-signatures a cold run of that command compiled (recorded with `python -m cuzk.algebra.precompile
+signatures a cold run of that command compiled (recorded with `python tools/record_kernels.py
 record`). Before such a command runs, `precompile(command)` splits the list not yet cached in two
 (the Fq2 kernels and the rest, so the two sides share few callees), starts one helper process on
 one half, compiles the other half here, and waits for the helper. A warm cache costs one index
@@ -174,43 +174,11 @@ def precompile(lists: Sequence[str], say: Callable[[str], None] | None = None) -
     return Precompiled(len(cold), time.perf_counter() - t0, 2 if there else 1)
 
 
-def record(argv: Sequence[str]) -> dict[str, list[Entry]]:
-    """Run `cuzk ARGV` and list the outermost kernels it compiled (run it on a cold cache)."""
-    import threading
-
-    from numba.core import event
-
-    from cuzk.cli.main import main
-
-    seen: list[Entry] = []
-    local = threading.local()
-
-    class Listener(event.Listener):
-        def on_start(self, ev: Any) -> None:
-            local.depth = getattr(local, "depth", 0) + 1
-
-        def on_end(self, ev: Any) -> None:
-            local.depth -= 1
-            data = ev.data or {}
-            func = getattr(data.get("dispatcher"), "py_func", None)
-            if local.depth == 0 and func is not None:
-                entry = (func.__module__, func.__qualname__, str(data.get("args")))
-                if entry not in seen:
-                    seen.append(entry)
-
-    with event.install_listener("numba:compile", Listener()):
-        main(list(argv))
-    return {argv[0]: seen}
-
-
 def _main(argv: Sequence[str]) -> int:
     if argv[:1] == ["compile"]:  # the helper: entries as JSON on stdin
         compile_entries([(str(m), str(q), str(t)) for m, q, t in json.loads(sys.stdin.read())])
         return 0
-    if argv[:1] == ["record"] and "--" in argv:
-        print(json.dumps(record(argv[argv.index("--") + 1 :]), indent=1))
-        return 0
-    print("usage: python -m cuzk.algebra.precompile record -- COMMAND ARGS... | compile < entries.json")
+    print("usage: python -m cuzk.algebra.precompile compile < entries.json")
     return 2
 
 
