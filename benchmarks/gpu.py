@@ -490,6 +490,7 @@ def time_msm(
     small: bool = False,
     tune: bool = True,
     precompute: bool = False,
+    glv: bool = False,
 ) -> None:
     bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
     for log_n in log_sizes:
@@ -520,9 +521,65 @@ def time_msm(
     if group == "g1" and not small and tune:
         msm_source_variants(be, timer, bases, [k for k in (20, 24) if k in log_sizes])
         tune_msm(be, timer, bases)
+    if group == "g1" and glv:
+        time_glv(be, timer, bases, log_sizes)
     if group == "g1" and precompute:
         time_precomputed(be, timer, bases, log_sizes, small=small)
     be.release(bases)
+
+
+#: GLV window variants per size besides the model's pick (GPU_NOTES v28)
+GLV_WINDOWS: dict[int, tuple[int, ...]] = {24: (16, 18, 20), 26: (18, 21), 27: (19, 21)}
+
+
+def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
+    """G1 MSMs with GLV-split scalars (CudaBackend.msm_glv) beside the plain MSM of the same
+    scalars, timed one after the other per size; each result equal to the plain one."""
+    from cuzk.backends.cuda import msm as M
+
+    for log_n in log_sizes:
+        n = 1 << log_n
+        host = FR.random(n, np.random.default_rng(500 + log_n))
+        reps = 3 if log_n >= 24 else 5
+        be.msm_glv = False
+        try:
+            want = be.msm(bases, host)
+            t_plain = timer(partial(be.msm, bases, host), reps=reps)
+            plain_plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
+            row("msm_g1_glv_plain", f"2^{log_n}", t_plain, window=plain_plan.c, chunks=len(plain_plan.chunks))
+            be.msm_glv = True
+            resident = be.memory_info()["resident"] or 0
+            t0 = time.perf_counter()
+            be._glv_table(bases)
+            be.synchronize()
+            built = time.perf_counter() - t0
+            extra = (be.memory_info()["resident"] or 0) - resident
+            for window in (None, *GLV_WINDOWS.get(log_n, ())):
+                got = be.msm(bases, host, window=window)
+                same = bool(G1.eq(got[None], want[None])[0])
+                RESULTS["checks"][f"msm glv 2^{log_n} window {window}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the plain MSM",
+                }
+                t = timer(partial(be.msm, bases, host, window=window), reps=reps)
+                plan = M.make_plan(n, window, be.msm_chunks, True, stride=bases.n, halves=2)
+                row(
+                    "msm_g1_glv",
+                    f"2^{log_n}",
+                    t,
+                    window=plan.c,
+                    chunks=len(plan.chunks),
+                    sets=plan.sets,
+                    same_as_plain=same,
+                    ratio_to_plain=round(t["ms"] / t_plain["ms"], 3),
+                    table_build_s=round(built, 2),
+                    extra_gib=round(extra / 2**30, 2),
+                )
+        except Exception as exc:
+            RESULTS["checks"][f"msm glv 2^{log_n}"] = {"ok": False, "detail": repr(exc)[-2000:]}
+            log(f"glv 2^{log_n}: {exc}")
+        finally:
+            be.msm_glv = False
 
 
 #: (copies cap, window or None for the model's) per size: the precomputed-bases rows
@@ -869,7 +926,13 @@ def main() -> int:
     ap.add_argument(
         "--skip",
         default="",
-        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases)",
+        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases),glv (G1 MSMs with GLV-split scalars)",
+    )
+    ap.add_argument(
+        "--g1-sizes", default="", help="comma list of log2 sizes of the G1 MSM rows (default 16..26)"
+    )
+    ap.add_argument(
+        "--ntt-sizes", default="", help="comma list of log2 sizes of the ntt section (default 16..27)"
     )
     args = ap.parse_args()
     out = Path(args.out)
@@ -917,6 +980,11 @@ def main() -> int:
         comp = be.rt.compile_all(modules)
         RESULTS["info"]["compile_seconds"] = {k: round(v, 1) for k, v in comp.items()}
         log(f"compiled in {time.perf_counter() - t0:.1f} s: {comp}")
+    if args.g1_sizes:
+        g1_sizes = [int(v) for v in args.g1_sizes.split(",")]
+        g1_dlog = [k for k in g1_dlog if k in g1_sizes]
+    if args.ntt_sizes:
+        ntt_sizes = [int(v) for v in args.ntt_sizes.split(",")]
     RESULTS["info"].update(be.describe())
     log(f"device: {RESULTS['info']}")
     save(out)
@@ -938,6 +1006,7 @@ def main() -> int:
                 small=args.emulate or args.quick,
                 tune="msmtune" not in skip,
                 precompute="precompute" not in skip,
+                glv="glv" not in skip,
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),

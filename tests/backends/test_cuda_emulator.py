@@ -282,3 +282,22 @@ def test_groth16_proof_through_the_cuda_backend_verifies(be):
     assert not verify(srs.vk, public, tampered)
     with pytest.raises(UnsatisfiedError):
         prove(srs, [circuit.witness(circuit.corrupt(inst))])
+
+
+def test_glv_split_on_the_device_equals_the_reference(be, rng):
+    K.check_glv_split(be, rng, 40)
+
+
+def test_msm_glv(be, rng):
+    K.check_msm_glv(be, rng, 300)
+
+
+def test_glv_plan_shares_the_sets_of_one_half():
+    plain = cuda_msm.make_plan(1 << 20, 16)
+    split = cuda_msm.make_plan(1 << 20, 16, stride=1 << 20, halves=2)
+    assert (plain.windows, plain.sets) == (16, 16)
+    assert (split.windows, split.sets) == (9, 9)
+    with pytest.raises(ValueError, match="GLV table"):
+        cuda_msm.make_plan(100, 5, stride=50, halves=2)
+    with pytest.raises(ValueError, match="halves"):
+        cuda_msm.make_plan(100, 5, halves=3)

@@ -162,3 +162,11 @@ def test_second_device_keeps_to_itself(rng):
     with b1.activate():
         assert cupy.cuda.runtime.getDevice() == 1
     assert b1.memory_info()["total"] > 0
+
+
+def test_glv_split(be, rng):
+    K.check_glv_split(be, rng, 1 << 12)
+
+
+def test_msm_glv(be, rng):
+    K.check_msm_glv(be, rng, 1 << 13, windows=(None, 7, 13))

@@ -47,6 +47,10 @@ CUZK_KERNEL(CUZK_NAME(shift_points))(uint64_t n, int k, const uint32_t* in, uint
     CUZK_FOR_TID(n) cuzk::shift_point<CUZK_F>(tid, k, in, out);
 }
 
+CUZK_KERNEL(CUZK_NAME(endo_points))(uint64_t n, const uint32_t* beta, const uint32_t* in, uint32_t* out) {
+    CUZK_FOR_TID(n) cuzk::endo_point<CUZK_F>(tid, beta, in, out);
+}
+
 CUZK_KERNEL(CUZK_NAME(fb_table))(uint64_t nentries, int c, const uint32_t* wbases,
                                                uint32_t* table) {
     CUZK_FOR_TID(nentries) cuzk::fb_table<CUZK_F>(tid, c, wbases, table);
