@@ -491,6 +491,7 @@ def time_msm(
     tune: bool = True,
     precompute: bool = False,
     glv: bool = False,
+    plan_variants: dict[int, list[tuple[int, int, int]]] | None = None,
 ) -> None:
     bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
     for log_n in log_sizes:
@@ -521,6 +522,8 @@ def time_msm(
     if group == "g1" and not small and tune:
         msm_source_variants(be, timer, bases, [k for k in (20, 24) if k in log_sizes])
         tune_msm(be, timer, bases)
+    if group == "g1" and plan_variants:
+        tune_msm(be, timer, bases, profile_logs=(), variants=plan_variants)
     if group == "g1" and glv:
         time_glv(be, timer, bases, log_sizes)
     if group == "g1" and precompute:
@@ -547,6 +550,7 @@ def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
             t_plain = timer(partial(be.msm, bases, host), reps=reps)
             plain_plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
             row("msm_g1_glv_plain", f"2^{log_n}", t_plain, window=plain_plan.c, chunks=len(plain_plan.chunks))
+            profiled(be, f"msm_g1 plain 2^{log_n}", partial(be.msm, bases, host))
             be.msm_glv = True
             resident = be.memory_info()["resident"] or 0
             t0 = time.perf_counter()
@@ -563,6 +567,8 @@ def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
                 }
                 t = timer(partial(be.msm, bases, host, window=window), reps=reps)
                 plan = M.make_plan(n, window, be.msm_chunks, True, stride=bases.n, halves=2)
+                if window is None:
+                    profiled(be, f"msm_g1 glv 2^{log_n}", partial(be.msm, bases, host))
                 row(
                     "msm_g1_glv",
                     f"2^{log_n}",
@@ -914,6 +920,19 @@ def print_table() -> None:
     print("info:", json.dumps(RESULTS["info"], default=str))
 
 
+def parse_plan_variants(text: str) -> dict[int, list[tuple[int, int, int]]]:
+    """'27:19x8,21x8;26:20x4' -> {27: [(19, 8, L), (21, 8, L)], 26: [(20, 4, L)]} (L the default)."""
+    from cuzk.backends.cuda import msm as M
+
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for part in filter(None, text.split(";")):
+        log_n, plans = part.split(":")
+        out[int(log_n)] = [
+            (int(c), int(k), M.ACCUMULATE_L) for c, k in (p.split("x") for p in plans.split(",") if p)
+        ]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
@@ -927,6 +946,11 @@ def main() -> int:
         "--skip",
         default="",
         help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases),glv (G1 MSMs with GLV-split scalars)",
+    )
+    ap.add_argument(
+        "--msm-variants",
+        default="",
+        help="G1 plan rows: LOG:WINDOWxCHUNKS,... separated by ';' (e.g. 27:19x8,21x8), beside the defaults",
     )
     ap.add_argument(
         "--g1-sizes", default="", help="comma list of log2 sizes of the G1 MSM rows (default 16..26)"
@@ -1007,6 +1031,7 @@ def main() -> int:
                 tune="msmtune" not in skip,
                 precompute="precompute" not in skip,
                 glv="glv" not in skip,
+                plan_variants=parse_plan_variants(args.msm_variants),
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
