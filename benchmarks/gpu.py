@@ -33,7 +33,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +137,13 @@ def row(kind: str, size: str, t: dict[str, float], **extra: Any) -> None:
     entry.update(extra)
     RESULTS["timings"].append(entry)
     log(f"time {kind} {size}: {t['ms']:.3f} ms (wall {t.get('wall_ms', float('nan')):.3f}) {extra or ''}")
+
+
+@lru_cache(maxsize=3)
+def host_scalars(log_n: int) -> np.ndarray:
+    """The MSM rows' random host scalars of one size, kept for the later sections at that size
+    (2^27 of them take ~20 s to draw on the device's host)."""
+    return FR.random(1 << log_n, np.random.default_rng(100 + log_n))
 
 
 def random_fr_device(be: Any, n: int, seed: int) -> Any:
@@ -361,7 +368,7 @@ def tune_msm(
     for log_n, plans in variants.items():
         if bases.n < 1 << log_n:
             continue
-        host = FR.random(1 << log_n, np.random.default_rng(300 + log_n))
+        host = host_scalars(log_n)
         for c, k, L in plans:
             M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
             be.msm_chunks = k
@@ -501,7 +508,7 @@ def time_msm(
                 f"msm {group} 2^{log_n} vs discrete logs",
                 partial(dlog_check, be, curve, bases, logs, n, log_n),
             )
-        host = FR.random(n, np.random.default_rng(100 + log_n))
+        host = host_scalars(log_n)
         reps = 3 if log_n >= 24 else 5
         t = timer(partial(be.msm, bases, host), reps=reps)
         plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
@@ -532,7 +539,7 @@ def time_msm(
 
 
 #: GLV window variants per size besides the model's pick (GPU_NOTES v28)
-GLV_WINDOWS: dict[int, tuple[int, ...]] = {24: (16, 18, 20), 26: (18, 21), 27: (19, 21)}
+GLV_WINDOWS: dict[int, tuple[int, ...]] = {24: (17, 20), 26: (21,), 27: (21,)}
 
 
 def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
@@ -542,7 +549,7 @@ def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
 
     for log_n in log_sizes:
         n = 1 << log_n
-        host = FR.random(n, np.random.default_rng(500 + log_n))
+        host = host_scalars(log_n)
         reps = 3 if log_n >= 24 else 5
         be.msm_glv = False
         try:
