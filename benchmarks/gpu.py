@@ -33,7 +33,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +137,13 @@ def row(kind: str, size: str, t: dict[str, float], **extra: Any) -> None:
     entry.update(extra)
     RESULTS["timings"].append(entry)
     log(f"time {kind} {size}: {t['ms']:.3f} ms (wall {t.get('wall_ms', float('nan')):.3f}) {extra or ''}")
+
+
+@lru_cache(maxsize=3)
+def host_scalars(log_n: int) -> np.ndarray:
+    """The MSM rows' random host scalars of one size, kept for the later sections at that size
+    (2^27 of them take ~20 s to draw on the device's host)."""
+    return FR.random(1 << log_n, np.random.default_rng(100 + log_n))
 
 
 def random_fr_device(be: Any, n: int, seed: int) -> Any:
@@ -361,7 +368,7 @@ def tune_msm(
     for log_n, plans in variants.items():
         if bases.n < 1 << log_n:
             continue
-        host = FR.random(1 << log_n, np.random.default_rng(300 + log_n))
+        host = host_scalars(log_n)
         for c, k, L in plans:
             M.ACCUMULATE_L, M.BIG_ENTRIES = L, L * 64
             be.msm_chunks = k
@@ -490,6 +497,8 @@ def time_msm(
     small: bool = False,
     tune: bool = True,
     precompute: bool = False,
+    glv: bool = False,
+    plan_variants: dict[int, list[tuple[int, int, int]]] | None = None,
 ) -> None:
     bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
     for log_n in log_sizes:
@@ -499,7 +508,7 @@ def time_msm(
                 f"msm {group} 2^{log_n} vs discrete logs",
                 partial(dlog_check, be, curve, bases, logs, n, log_n),
             )
-        host = FR.random(n, np.random.default_rng(100 + log_n))
+        host = host_scalars(log_n)
         reps = 3 if log_n >= 24 else 5
         t = timer(partial(be.msm, bases, host), reps=reps)
         plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
@@ -520,9 +529,89 @@ def time_msm(
     if group == "g1" and not small and tune:
         msm_source_variants(be, timer, bases, [k for k in (20, 24) if k in log_sizes])
         tune_msm(be, timer, bases)
+    if group == "g1" and plan_variants:
+        tune_msm(be, timer, bases, profile_logs=(), variants=plan_variants)
+    if group == "g1" and glv:
+        time_glv(be, timer, bases, log_sizes)
     if group == "g1" and precompute:
         time_precomputed(be, timer, bases, log_sizes, small=small)
     be.release(bases)
+
+
+#: GLV window variants per size besides the model's pick (GPU_NOTES v28)
+GLV_WINDOWS: dict[int, tuple[int, ...]] = {24: (17, 20), 26: (21,), 27: (21,)}
+
+
+def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
+    """G1 MSMs with GLV-split scalars (CudaBackend.msm_glv) and with the batch-affine accumulate
+    (msm_batch_affine, without and with GLV) beside the plain MSM of the same scalars, timed one
+    after the other per size; each result equal to the plain one."""
+    from cuzk.backends.cuda import msm as M
+
+    for log_n in log_sizes:
+        n = 1 << log_n
+        host = host_scalars(log_n)
+        reps = 3 if log_n >= 24 else 5
+        be.msm_glv = False
+        try:
+            want = be.msm(bases, host)
+            t_plain = timer(partial(be.msm, bases, host), reps=reps)
+            plain_plan = make_plan(n, None, be.msm_chunks, host_scalars=True)
+            row("msm_g1_glv_plain", f"2^{log_n}", t_plain, window=plain_plan.c, chunks=len(plain_plan.chunks))
+            profiled(be, f"msm_g1 plain 2^{log_n}", partial(be.msm, bases, host))
+            be.msm_glv = True
+            resident = be.memory_info()["resident"] or 0
+            t0 = time.perf_counter()
+            be._glv_table(bases)
+            be.synchronize()
+            built = time.perf_counter() - t0
+            extra = (be.memory_info()["resident"] or 0) - resident
+            for window in (None, *GLV_WINDOWS.get(log_n, ())):
+                got = be.msm(bases, host, window=window)
+                same = bool(G1.eq(got[None], want[None])[0])
+                RESULTS["checks"][f"msm glv 2^{log_n} window {window}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the plain MSM",
+                }
+                t = timer(partial(be.msm, bases, host, window=window), reps=reps)
+                plan = M.make_plan(n, window, be.msm_chunks, True, stride=bases.n, halves=2)
+                if window is None:
+                    profiled(be, f"msm_g1 glv 2^{log_n}", partial(be.msm, bases, host))
+                row(
+                    "msm_g1_glv",
+                    f"2^{log_n}",
+                    t,
+                    window=plan.c,
+                    chunks=len(plan.chunks),
+                    sets=plan.sets,
+                    same_as_plain=same,
+                    ratio_to_plain=round(t["ms"] / t_plain["ms"], 3),
+                    table_build_s=round(built, 2),
+                    extra_gib=round(extra / 2**30, 2),
+                )
+            for glv_on in (False, True):  # the batch-affine accumulate, plain and GLV-split
+                be.msm_glv, be.msm_batch_affine = glv_on, True
+                got = be.msm(bases, host)
+                same = bool(G1.eq(got[None], want[None])[0])
+                RESULTS["checks"][f"msm batch-affine 2^{log_n} glv {glv_on}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the plain MSM",
+                }
+                t = timer(partial(be.msm, bases, host), reps=reps)
+                row(
+                    "msm_g1_batch_affine",
+                    f"2^{log_n}",
+                    t,
+                    glv=glv_on,
+                    same_as_plain=same,
+                    ratio_to_plain=round(t["ms"] / t_plain["ms"], 3),
+                )
+                profiled(be, f"msm_g1 batch-affine glv {glv_on} 2^{log_n}", partial(be.msm, bases, host))
+        except Exception as exc:
+            RESULTS["checks"][f"msm glv 2^{log_n}"] = {"ok": False, "detail": repr(exc)[-2000:]}
+            log(f"glv 2^{log_n}: {exc}")
+        finally:
+            be.msm_glv = be.msm_batch_affine = False
 
 
 #: (copies cap, window or None for the model's) per size: the precomputed-bases rows
@@ -857,6 +946,19 @@ def print_table() -> None:
     print("info:", json.dumps(RESULTS["info"], default=str))
 
 
+def parse_plan_variants(text: str) -> dict[int, list[tuple[int, int, int]]]:
+    """'27:19x8,21x8;26:20x4' -> {27: [(19, 8, L), (21, 8, L)], 26: [(20, 4, L)]} (L the default)."""
+    from cuzk.backends.cuda import msm as M
+
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for part in filter(None, text.split(";")):
+        log_n, plans = part.split(":")
+        out[int(log_n)] = [
+            (int(c), int(k), M.ACCUMULATE_L) for c, k in (p.split("x") for p in plans.split(",") if p)
+        ]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
@@ -869,7 +971,18 @@ def main() -> int:
     ap.add_argument(
         "--skip",
         default="",
-        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases)",
+        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases),glv (G1 MSMs with GLV-split scalars)",
+    )
+    ap.add_argument(
+        "--msm-variants",
+        default="",
+        help="G1 plan rows: LOG:WINDOWxCHUNKS,... separated by ';' (e.g. 27:19x8,21x8), beside the defaults",
+    )
+    ap.add_argument(
+        "--g1-sizes", default="", help="comma list of log2 sizes of the G1 MSM rows (default 16..26)"
+    )
+    ap.add_argument(
+        "--ntt-sizes", default="", help="comma list of log2 sizes of the ntt section (default 16..27)"
     )
     args = ap.parse_args()
     out = Path(args.out)
@@ -917,6 +1030,11 @@ def main() -> int:
         comp = be.rt.compile_all(modules)
         RESULTS["info"]["compile_seconds"] = {k: round(v, 1) for k, v in comp.items()}
         log(f"compiled in {time.perf_counter() - t0:.1f} s: {comp}")
+    if args.g1_sizes:
+        g1_sizes = [int(v) for v in args.g1_sizes.split(",")]
+        g1_dlog = [k for k in g1_dlog if k in g1_sizes]
+    if args.ntt_sizes:
+        ntt_sizes = [int(v) for v in args.ntt_sizes.split(",")]
     RESULTS["info"].update(be.describe())
     log(f"device: {RESULTS['info']}")
     save(out)
@@ -938,6 +1056,8 @@ def main() -> int:
                 small=args.emulate or args.quick,
                 tune="msmtune" not in skip,
                 precompute="precompute" not in skip,
+                glv="glv" not in skip,
+                plan_variants=parse_plan_variants(args.msm_variants),
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),

@@ -180,6 +180,87 @@ def check_msm_precomputed(be, rng: np.random.Generator, group: str, n: int, copi
         M.pippenger = real
 
 
+def check_glv_split(be, rng: np.random.Generator, n: int) -> None:
+    """The digits kernel's GLV split (canon words 0..3 | 4..7) equals cuzk.algebra.glv.split on
+    edge scalars (0, 1, r - 1, LAMBDA, its neighbours and multiples) and random ones."""
+    from cuzk.algebra import glv
+
+    lam = glv.LAMBDA
+    edges = [0, 1, C.R - 1, C.R - 2, lam - 1, lam, lam + 1, 2 * lam, lam * lam, lam * (lam + 1), 1 << 128]
+    ints = edges + [int(v) for v in FR.to_ints(FR.random(n, rng))]
+    sc = FR.from_ints(ints)
+    m = sc.shape[0]
+    canon = be.xp.empty((m, 4), dtype=np.uint64)
+    W = glv.HALF_BITS // 5 + 1
+    counts = be.xp.zeros(W << 4, dtype=np.uint32)  # window 5: 16 buckets per set, one set per window
+    be.rt.launch(
+        "fr",
+        "msm_digits",
+        m,
+        (np.uint64(m), be.to_device(sc), canon, counts, np.int32(5), np.int32(W), np.int32(1), np.int32(2)),
+    )
+    words = be.to_host(canon).view(np.uint32).reshape(m, 8).astype(object)
+    for k, row in zip(ints, words, strict=True):
+        k1 = sum(int(row[i]) << (32 * i) for i in range(4))
+        k2 = sum(int(row[4 + i]) << (32 * i) for i in range(4))
+        assert (k1, k2) == glv.split(k), hex(k)
+    assert int(be.to_host(counts).sum()) > 0
+
+
+def check_msm_glv(be, rng: np.random.Generator, n: int, windows=(None, 5), copies=(1, 3)) -> None:
+    """G1 MSMs with GLV-split scalars (msm_glv) equal the CPU backend's: edge and skewed scalars,
+    host and device scalars, chunks, an offset start, a stack of three; over the plain bases and
+    a precomputed table; the phi half of the table is LAMBDA times the first; memory counted."""
+    from cuzk.algebra import glv
+    from cuzk.backends.cuda import msm as M
+
+    pts = edge_points(G1, n, rng)
+    sc = edge_scalars(n, rng)
+    bc = CPU.load_bases(pts, "g1")
+    ref = CPU.msm(bc, sc)
+    plans: list = []
+    real = M.pippenger
+
+    def spy(rt, cv, rows, scalars, plan):
+        plans.append(plan)
+        return real(rt, cv, rows, scalars, plan)
+
+    M.pippenger, be.msm_glv = spy, True
+    try:
+        for cap in copies:
+            bg = be.load_bases(pts, "g1")
+            resident = be.memory_info()["resident"]
+            extra = be.precompute(bg, cap) if cap > 1 else 0
+            m = bg.copies
+            for window in windows if cap == 1 else (None,):
+                for k in (None, 3):
+                    be.msm_chunks = k
+                    assert G1.eq(be.msm(bg, be.to_device(sc), window=window)[None], ref[None])[0], (cap, k)
+                    assert G1.eq(be.msm(bg, sc, window=window)[None], ref[None])[0], (cap, k, "host")
+                    assert plans[-1].halves == 2 and plans[-1].copies == m
+            be.msm_chunks = None
+            table = host(be, bg.glv).reshape(2, m * n, *G1.affine_shape)
+            lam = FR.from_ints([glv.LAMBDA] * (m * n))
+            assert np.array_equal(table[1], G1.to_affine(G1.scalar_mul(table[0], lam)))
+            assert be.memory_info()["resident"] == resident + extra + m * bg.nbytes
+            lo = n // 3
+            part = be.msm(bg, sc[lo : lo + n // 2], start=lo)
+            assert G1.eq(part[None], CPU.msm(bc, sc[lo : lo + n // 2], start=lo)[None])[0]
+            k3 = np.stack([FR.random(n, rng), sc, FR.zeros(n)])
+            assert G1.eq(be.msm(bg, be.to_device(k3)), CPU.msm(bc, k3)).all()
+            skew = FR.random(n, rng)
+            skew[: n // 2] = FR.ones(1)[0]
+            skew[n // 2 : n - n // 8] = skew[-1]
+            assert G1.eq(be.msm(bg, skew)[None], CPU.msm(bc, skew)[None])[0]
+            be.msm_glv = False  # the same handle, plain again
+            assert G1.eq(be.msm(bg, sc)[None], ref[None])[0] and plans[-1].halves == 1
+            be.msm_glv = True
+            be.release(bg)
+            assert be.memory_info()["resident"] == resident - bg.nbytes
+    finally:
+        M.pippenger, be.msm_glv = real, False
+
+
 def check_sum_bases(be, rng: np.random.Generator, group: str, n: int) -> None:
     curve = CURVES[group]
     pts = edge_points(curve, n, rng)

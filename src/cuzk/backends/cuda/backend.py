@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -62,6 +62,7 @@ class CudaBases(Bases):
     window: int = 0
     copies: int = 1
     extra_bytes: int = 0
+    glv: Any = None  # G1 with msm_glv: [table; phi(table)], rows and table then view it
 
 
 class CudaBackend(Backend):
@@ -74,6 +75,7 @@ class CudaBackend(Backend):
         memory_budget: int | str | None = None,
         pinned_staging: bool | None = None,
         msm_chunks: int | None = None,
+        msm_glv: bool = False,
         runtime: Runtime | None = None,
     ) -> None:
         self.device = device
@@ -85,6 +87,11 @@ class CudaBackend(Backend):
         self.xp = runtime.xp
         chunks = msm_chunks if msm_chunks is not None else config.get().cuda.msm_chunks
         self.msm_chunks = int(chunks) if chunks else None
+        #: G1 MSMs split each scalar by the GLV endomorphism (msm.glv_table: the bases' table
+        #: gains its phi image, built at the first such MSM and counted in extra_bytes)
+        self.msm_glv = msm_glv
+        #: the batch-affine bucket accumulation (msm._accumulate_affine) instead of the XYZZ one
+        self.msm_batch_affine = False
         self._ntt = CudaNtt(runtime)
         self._spmv = SpmvCache(runtime)
         self._fixed: dict[tuple, _msm.FixedBaseTable] = {}
@@ -204,7 +211,7 @@ class CudaBackend(Backend):
         with self._lock:
             if bases.rows is not None:
                 self.rt.resident_bytes -= bases.nbytes + bases.extra_bytes
-                bases.rows = bases.table = None
+                bases.rows = bases.table = bases.glv = None
                 bases.copies, bases.extra_bytes = 1, 0
 
     def precompute_cost(self, n: int, group: Group, copies: int) -> int:
@@ -247,6 +254,7 @@ class CudaBackend(Backend):
                 table = _msm.shifted_table(self.rt, curve, bases.rows, c, m, progress=progress)
             with self._lock:
                 self.rt.resident_bytes -= bases.extra_bytes
+                bases.glv = None  # rebuilt from the new table at the next GLV MSM
                 if table is None:  # off again (the early return took the plain handle): out of the table
                     bases.rows = bases.rows.copy()
                     bases.table, bases.window, bases.copies, bases.extra_bytes = None, 0, 1, 0
@@ -279,16 +287,40 @@ class CudaBackend(Backend):
         host = isinstance(scalars, np.ndarray)
         plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=host)
         assert isinstance(bases, CudaBases)
-        if bases.table is not None and window in (None, bases.window):
+        if self.msm_glv and bases.group == "g1":
+            table = self._glv_table(bases)
+            c = bases.window if bases.copies > 1 else window
+            plan = _msm.make_plan(n, c, self.msm_chunks, host, copies=bases.copies, stride=bases.n, halves=2)
+            rows = table[start:]
+        elif bases.table is not None and window in (None, bases.window):
             shared = _msm.make_plan(
                 n, bases.window, self.msm_chunks, host, copies=bases.copies, stride=bases.n
             )
             # the table's window suits its full n; a much smaller MSM over it may do better plain
             if window is not None or _msm.plan_cost(shared, host) <= _msm.plan_cost(plan, host):
                 plan, rows = shared, bases.table[start:]
+        if self.msm_batch_affine:
+            plan = replace(plan, batch_affine=True)
         with self.rt.guard(f"msm({bases.group}, n={n})"):
             scalars = np.ascontiguousarray(scalars) if host else self.xp.ascontiguousarray(scalars)
             return _msm.pippenger(self.rt, curve, rows, scalars, plan)
+
+    def _glv_table(self, bases: CudaBases) -> Any:
+        """The bases' (or their precomputed table's) rows followed by their phi images, built
+        once; rows and table then view it, and the old copy is freed."""
+        if bases.glv is None:
+            src = bases.table if bases.table is not None else bases.rows
+            with self.rt.guard(f"glv table(n={bases.n}, copies={bases.copies})"):
+                glv = _msm.glv_table(self.rt, _curve(bases.group), src)
+            with self._lock:
+                k = src.shape[0]
+                bases.glv = glv
+                bases.rows = glv[: bases.n]
+                if bases.table is not None:
+                    bases.table = glv[:k]
+                bases.extra_bytes += src.nbytes
+                self.rt.resident_bytes += src.nbytes
+        return bases.glv
 
     def sum_bases(self, bases: Bases, mask: Any, *, start: int = 0) -> np.ndarray:
         rows = self._rows(bases, start, mask.shape[0])

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from cuzk.algebra import glv
 from cuzk.algebra._jit_curves import xyzz_to_jac
 from cuzk.algebra._jit_fields import f_load, f_store
 from cuzk.algebra.curves import Curve
@@ -44,9 +45,17 @@ CHUNK_CHOICES = (1, 2, 4, 8)
 MIN_CHUNK = 1 << 20
 
 
-def windows_for(c: int) -> int:
-    """floor(255 / c) + 1 signed windows cover 255 bits plus the final carry."""
-    return SCALAR_BITS // c + 1
+def windows_for(c: int, halves: int = 1) -> int:
+    """floor(255 / c) + 1 signed windows cover 255 bits plus the final carry; with the GLV
+    split (halves = 2), floor(128 / c) + 1 per half."""
+    return (SCALAR_BITS if halves == 1 else glv.HALF_BITS) // c + 1
+
+
+def entries_per_scalar(c: int, halves: int = 1) -> float:
+    """Modelled bucket entries of one scalar: a plain scalar's W windows (as the model was
+    fitted), a split one's 2 (128 / c + 1/2) (each half's top window holds little or only the
+    carry)."""
+    return windows_for(c) if halves == 1 else 2 * (glv.HALF_BITS / c + 0.5)
 
 
 def chunk_count(n: int) -> int:
@@ -54,23 +63,26 @@ def chunk_count(n: int) -> int:
     return max(1, min(4, n >> 21))
 
 
-def bucket_sets(c: int, copies: int) -> int:
-    """Bucket sets of a window-c MSM over `copies` precomputed copies of the bases."""
-    return -(-windows_for(c) // copies)
+def bucket_sets(c: int, copies: int, halves: int = 1) -> int:
+    """Bucket sets of a window-c MSM over `copies` precomputed copies of the bases (with the
+    GLV split both halves share the sets of one half's windows)."""
+    return -(-windows_for(c, halves) // copies)
 
 
-def msm_cost(n: int, c: int, chunks: int = 1, host_scalars: bool = False, copies: int = 1) -> float:
+def msm_cost(
+    n: int, c: int, chunks: int = 1, host_scalars: bool = False, copies: int = 1, halves: int = 1
+) -> float:
     """Modelled cost of an n-point MSM with window c in `chunks` chunks (Fq products).
 
     With precomputed copies the entries are the same (n per window) but the windows share
     bucket sets, so the merge and the reduction shrink by the copies: that is what lets the
-    window grow."""
-    W = windows_for(c)
-    S = bucket_sets(c, copies)
+    window grow. The GLV split (halves = 2) does the same with half the windows' sets."""
+    E = entries_per_scalar(c, halves)
+    S = bucket_sets(c, copies, halves)
     B = 1 << (c - 1)
     per_chunk = n / chunks
-    filled = B * (1 - math.exp(-per_chunk * (W / S) / B))  # expected non-empty buckets per set and chunk
-    accumulate = n * W * ENTRY_COST
+    filled = B * (1 - math.exp(-per_chunk * (E / S) / B))  # expected non-empty buckets per set and chunk
+    accumulate = n * E * ENTRY_COST
     merge = chunks * S * filled * MERGE_COST
     reduce = S * B * REDUCE_COST
     upload = n * UPLOAD_COST / chunks if host_scalars else 0.0  # the first chunk is not hidden
@@ -81,11 +93,11 @@ def _chunk_options(n: int, host_scalars: bool) -> tuple[int, ...]:
     return tuple(k for k in (CHUNK_CHOICES if host_scalars else (1,)) if k == 1 or n // k >= MIN_CHUNK)
 
 
-def choose(n: int, host_scalars: bool = False) -> tuple[int, int]:
+def choose(n: int, host_scalars: bool = False, halves: int = 1) -> tuple[int, int]:
     """(window, chunks) minimizing msm_cost; windows 4..22, chunks of at least 2^20 points
     (smaller chunks lost on the H200: a 2^20 MSM took 36 ms in 4 chunks, 33 ms in one)."""
     options = [(c, k) for c in range(4, 23) for k in _chunk_options(n, host_scalars)]
-    return min(options, key=lambda ck: msm_cost(n, ck[0], ck[1], host_scalars))
+    return min(options, key=lambda ck: msm_cost(n, ck[0], ck[1], host_scalars, halves=halves))
 
 
 #: The scatter packs (row << 1 | sign) into 32 bits: copies x rows must stay below 2^31.
@@ -126,10 +138,12 @@ class MsmPlan:
     seg: int  # buckets per reduction segment
     copies: int = 1  # precomputed copies of the bases: window w adds copy w % copies into set w // copies
     stride: int = 0  # rows per copy of the precomputed table
+    halves: int = 1  # 2: GLV split (G1), half 1's windows add phi of the copies, rows from copies * stride on
+    batch_affine: bool = False  # buckets summed by rounds of affine pair additions (_accumulate_affine)
 
     @property
     def sets(self) -> int:
-        return bucket_sets(self.c, self.copies)
+        return bucket_sets(self.c, self.copies, self.halves)
 
     @property
     def total_buckets(self) -> int:
@@ -148,16 +162,32 @@ def make_plan(
     *,
     copies: int = 1,
     stride: int = 0,
+    halves: int = 1,
+    batch_affine: bool = False,
 ) -> MsmPlan:
     """The plan of an n-point MSM; with copies > 1, over a precomputed table of window `window`
-    and `stride` rows per copy (the chunk count then minimizes the model for that table)."""
-    if copies > 1:
+    and `stride` rows per copy (the chunk count then minimizes the model for that table); with
+    halves = 2, GLV-split scalars over a table whose copies [copies, 2 copies) are phi of the
+    first (`stride` rows each; the window then given or chosen by the model for split scalars)."""
+    if halves not in (1, 2):
+        raise ValueError(f"an MSM's scalars come whole (1) or GLV-split (2), got {halves} halves")
+    if halves == 2 and (halves * copies * stride >= MAX_TABLE_ROWS or stride < n):
+        raise ValueError(f"a GLV table of 2 x {copies} x {stride} rows does not fit this {n}-point MSM")
+    if halves == 2 and copies == 1:
+        opts = _chunk_options(n, host_scalars) if chunks is None else (max(1, chunks),)
+        cands = range(4, 23) if window is None else (window,)
+        c, k = min(
+            ((w, kk) for w in cands for kk in opts),
+            key=lambda ck: msm_cost(n, ck[0], ck[1], host_scalars, halves=2),
+        )
+    elif copies > 1:
         if window is None:
             raise ValueError("an MSM over precomputed bases needs the table's window")
         if copies * stride >= MAX_TABLE_ROWS or stride < n:
             raise ValueError(f"a table of {copies} x {stride} rows does not fit this {n}-point MSM")
         k = chunks or min(
-            _chunk_options(n, host_scalars), key=lambda k: msm_cost(n, window, k, host_scalars, copies)
+            _chunk_options(n, host_scalars),
+            key=lambda k: msm_cost(n, window, k, host_scalars, copies, halves),
         )
         c = window
     elif window is None and chunks is None:
@@ -167,19 +197,30 @@ def make_plan(
         c = window if window is not None else default_window(n, k)
     if not 2 <= c <= 24:
         raise ValueError(f"MSM window must be between 2 and 24 bits, got {c}")
-    W = windows_for(c)
+    W = windows_for(c, halves)
     B = 1 << (c - 1)
     chunk = max(1, -(-n // k))
-    if chunk * W >= 1 << 32:
-        raise ValueError(f"an MSM chunk of {chunk} points x {W} windows overflows 32-bit offsets")
+    if chunk * W * halves >= 1 << 32:
+        raise ValueError(f"an MSM chunk of {chunk} points x {W * halves} windows overflows 32-bit offsets")
     # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
-    seg = 1 << max(0, min(c - 1, ((bucket_sets(c, copies) * B) // SEGMENT_THREADS).bit_length() - 1))
-    return MsmPlan(n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg, copies=copies, stride=stride)
+    seg = 1 << max(0, min(c - 1, ((bucket_sets(c, copies, halves) * B) // SEGMENT_THREADS).bit_length() - 1))
+    return MsmPlan(
+        n=n,
+        c=c,
+        windows=W,
+        buckets=B,
+        chunk=chunk,
+        seg=seg,
+        copies=copies,
+        stride=stride,
+        halves=halves,
+        batch_affine=batch_affine,
+    )
 
 
 def plan_cost(plan: MsmPlan, host_scalars: bool) -> float:
     """msm_cost of a plan (for choosing between a precomputed table and the plain MSM)."""
-    return msm_cost(plan.n, plan.c, len(plan.chunks), host_scalars, plan.copies)
+    return msm_cost(plan.n, plan.c, len(plan.chunks), host_scalars, plan.copies, plan.halves)
 
 
 def xyzz_words(curve: Curve) -> int:
@@ -296,6 +337,84 @@ def _merge_big(rt: Runtime, curve: Curve, big: BigBuckets, partials: Any, bucket
     )
 
 
+#: Pairs per thread of a batch-affine round (one inversion shared by this many additions).
+BATCH_AFFINE_M = 128
+
+
+def _accumulate_affine(
+    rt: Runtime,
+    curve: Curve,
+    counts: Any,
+    offsets: Any,
+    entries: Any,
+    bases: Any,
+    buckets: Any,
+    max_entries: int,
+    largest: int,
+) -> None:
+    """buckets[g] += the sum of bucket g's entries, by rounds of affine pair additions (the
+    batch_affine variant; kernels/msm.cuh ba_*). Each round halves every bucket's run (odd runs
+    padded by an identity, so pairs never straddle buckets); ceil(log2(largest)) rounds leave one
+    point per bucket. The thread counts are bounds (runs grow by at most one pad per bucket), so
+    no round waits for the host."""
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    nb = counts.shape[0]
+    width = curve.field.width
+    cap = max_entries + nb
+    rt.reserve(2 * cap * (2 * width * 8 + 4) + (cap // 2 + 1) * width * 8, "the batch-affine rounds")
+    pts = [xp.empty((cap, 2 * width), dtype=np.uint64) for _ in range(2)]
+    gb = [xp.empty(cap, dtype=np.uint32) for _ in range(2)]
+    scratch = xp.empty((cap // 2 + 1, width), dtype=np.uint64)
+
+    def padded_offsets(lens: Any) -> Any:
+        poff = xp.zeros(nb + 1, dtype=np.uint32)
+        poff[1:] = xp.cumsum(lens + (lens & 1), dtype=np.uint32)
+        return poff
+
+    lens = counts.astype(np.uint32)
+    poff = padded_offsets(lens)
+    rt.launch(
+        module,
+        f"ba_load_{sfx}",
+        max_entries,
+        (np.uint64(max_entries), offsets[nb:], entries, offsets, poff, bases, pts[0], gb[0]),
+        block=128,
+    )
+    rt.launch(module, f"ba_pad_{sfx}", nb, (np.uint64(nb), lens, poff, pts[0], gb[0]), block=128)
+    bound = cap
+    rounds = (largest - 1).bit_length() if largest > 1 else 0  # ceil(log2(largest))
+    for r in range(rounds):
+        src, dst = r % 2, 1 - r % 2
+        new_lens = (lens + 1) >> 1
+        new_poff = padded_offsets(new_lens)
+        threads = -(-(bound // 2) // BATCH_AFFINE_M)
+        rt.launch(
+            module,
+            f"ba_round_{sfx}",
+            threads,
+            (
+                np.uint64(threads),
+                np.uint32(BATCH_AFFINE_M),
+                poff[nb:],
+                pts[src],
+                gb[src],
+                poff,
+                new_poff,
+                pts[dst],
+                gb[dst],
+                scratch,
+            ),
+            block=64,
+        )
+        rt.launch(
+            module, f"ba_pad_{sfx}", nb, (np.uint64(nb), new_lens, new_poff, pts[dst], gb[dst]), block=128
+        )
+        lens, poff, bound = new_lens, new_poff, bound // 2 + nb
+    last = rounds % 2
+    rt.launch(module, f"ba_finish_{sfx}", nb, (np.uint64(nb), lens, poff, pts[last], buckets), block=128)
+
+
 def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan) -> np.ndarray:
     """sum scalars[i] bases[i] as a host Jacobian point (jac_shape); scalars host or device."""
     xp = rt.xp
@@ -303,7 +422,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
     words = xyzz_words(curve)
     W, S, B, total_b = plan.windows, plan.sets, plan.buckets, plan.total_buckets
     chunk = plan.chunk
-    max_entries = chunk * W
+    max_entries = chunk * W * plan.halves
     acc_threads = -(-max_entries // ACCUMULATE_L)
     rt.reserve(
         chunk * 32
@@ -331,12 +450,24 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
             "fr",
             "msm_digits",
             m,
-            (np.uint64(m), dev[lo:hi], canon, counts, np.int32(plan.c), np.int32(W), np.int32(plan.copies)),
+            (
+                np.uint64(m),
+                dev[lo:hi],
+                canon,
+                counts,
+                np.int32(plan.c),
+                np.int32(W),
+                np.int32(plan.copies),
+                np.int32(plan.halves),
+            ),
         )
         offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
         # the one host sync per chunk, before the long kernels are queued: the host then goes
         # on to upload the next chunk while this one is scattered and accumulated
-        big = _big_buckets(rt, counts, offsets)
+        if plan.batch_affine:
+            largest = int(counts.max())
+        else:
+            big = _big_buckets(rt, counts, offsets)
         cursor[...] = offsets[:-1]
         rt.launch(
             "fr",
@@ -350,10 +481,16 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
                 np.int32(plan.c),
                 np.int32(W),
                 np.int32(plan.copies),
+                np.int32(plan.halves),
                 np.uint32(plan.stride),
             ),
         )
-        threads = -(-m * W // ACCUMULATE_L)
+        if plan.batch_affine:
+            _accumulate_affine(
+                rt, curve, counts, offsets, entries, bases[lo:], buckets, m * W * plan.halves, largest
+            )
+            continue
+        threads = -(-m * W * plan.halves // ACCUMULATE_L)
         rt.launch(
             module,
             f"msm_accumulate_{sfx}",
@@ -432,6 +569,22 @@ def shifted_table(
         if progress is not None:
             progress(f"precomputed copy {j + 1}/{copies} of {n} {sfx} bases (window {c})")
     return table
+
+
+def glv_table(rt: Runtime, curve: Curve, table: Any) -> Any:
+    """(2 k, 2 width) device rows [table; phi(table)] for GLV-split MSMs (G1 only): phi(x, y) =
+    (BETA x, y) = LAMBDA (x, y), one Fq product per row."""
+    if curve.field.degree != 1:
+        raise ValueError("the GLV endomorphism here is G1's (x, y) -> (beta x, y)")
+    xp = rt.xp
+    module, sfx = _group_module(curve)
+    k = table.shape[0]
+    rt.reserve(2 * table.nbytes, f"the GLV table of {k} bases")
+    out = xp.empty((2 * k, table.shape[1]), dtype=np.uint64)
+    out[:k] = table
+    beta = rt.upload(np.ascontiguousarray(curve.field.from_ints([glv.BETA])))
+    rt.launch(module, f"endo_points_{sfx}", k, (np.uint64(k), beta, table, out[k:]), block=128)
+    return out
 
 
 def masked_sum(rt: Runtime, curve: Curve, bases: Any, idx: Any) -> np.ndarray:

@@ -48,13 +48,13 @@ CUZK_KERNEL(fq2_mul)(uint64_t n, const uint32_t* a, const uint32_t* b, uint32_t*
 }
 
 CUZK_KERNEL(msm_digits)(uint64_t n, const uint32_t* scalars, uint32_t* canon, uint32_t* counts,
-                                      int c, int windows, int copies) {
-    CUZK_FOR_TID(n) cuzk::msm_digits(tid, scalars, canon, counts, c, windows, copies);
+                                      int c, int windows, int copies, int halves) {
+    CUZK_FOR_TID(n) cuzk::msm_digits(tid, scalars, canon, counts, c, windows, copies, halves);
 }
 
 CUZK_KERNEL(msm_scatter)(uint64_t n, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
-                         int windows, int copies, uint32_t stride) {
-    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, entries, c, windows, copies, stride);
+                         int windows, int copies, int halves, uint32_t stride) {
+    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, entries, c, windows, copies, halves, stride);
 }
 
 CUZK_KERNEL(spmv_csr)(uint64_t rows, const int64_t* indptr, const int32_t* indices,

@@ -17,20 +17,25 @@
 // [j stride, (j + 1) stride); window w = s copies + j adds copy j into bucket set s, so the
 // W windows share ceil(W / copies) bucket sets, and the host combines set sums with c copies
 // doublings each. copies = 1 is the plain MSM (one set per window).
+// GLV (`halves` = 2, G1 only): the digits step splits each scalar k = k1 + LAMBDA k2 (both
+// below 2^128, cuzk.algebra.glv) and keeps [k1 | k2] in canon's words 0..3 | 4..7; `windows`
+// is then per half, and half h's window w adds row ((h copies + w % copies) stride + i) of a
+// table whose copies [copies, 2 copies) are phi of copies [0, copies) (phi(P) = LAMBDA P),
+// into the same set w / copies as k1's window w: the sets (and the buckets) halve.
 #pragma once
 #include "mem.cuh"
 
 namespace cuzk {
 
-// Signed digit of window w, given the running carry (updated).
-CUZK_HD int32_t signed_digit(const fr_t& s, int c, int w, int windows, uint32_t& carry) {
+// Signed digit of window w of the nwords-word value v, given the running carry (updated).
+CUZK_HD int32_t signed_digit(const uint32_t* v, int nwords, int c, int w, int windows, uint32_t& carry) {
     const int bit = w * c;
     const int word = bit >> 5;
     const int off = bit & 31;
-    uint64_t lo = word < 8 ? s.v[word] : 0u;
-    uint64_t hi = word + 1 < 8 ? s.v[word + 1] : 0u;
-    uint32_t v = (uint32_t)(((hi << 32) | lo) >> off) & ((1u << c) - 1);
-    int32_t d = (int32_t)(v + carry);
+    uint64_t lo = word < nwords ? v[word] : 0u;
+    uint64_t hi = word + 1 < nwords ? v[word + 1] : 0u;
+    uint32_t u = (uint32_t)(((hi << 32) | lo) >> off) & ((1u << c) - 1);
+    int32_t d = (int32_t)(u + carry);
     const int32_t half = 1 << (c - 1);
     if (d > half && w < windows - 1) {
         d -= 1 << c;
@@ -41,17 +46,86 @@ CUZK_HD int32_t signed_digit(const fr_t& s, int c, int w, int windows, uint32_t&
     return d;
 }
 
-// Canonicalize scalar i and count its nonzero digits per bucket.
+// The GLV split of a canonical k < r: k1 = k % LAMBDA in words 0..3, k2 = k / LAMBDA in words
+// 4..7. Barrett: q = floor(k MU / 2^256) (MU = floor(2^256 / LAMBDA), 129 bits) is at most 2
+// below k / LAMBDA (tests/algebra/test_glv.py), so at most two corrections follow.
+CUZK_HD fr_t glv_split(const fr_t& k) {
+    const uint32_t lam[4] = {0xffffffffu, 0x00000000u, 0x0001a402u, 0xac45a401u};
+    const uint32_t mu[5] = {0xf6cfee30u, 0x63f6e522u, 0xe01faaddu, 0x7c6becf1u, 0x1u};
+    uint32_t prod[13];
+    for (int i = 0; i < 13; i++) prod[i] = 0;
+    for (int i = 0; i < 8; i++) {
+        uint64_t carry = 0;
+        for (int j = 0; j < 5; j++) {
+            uint64_t t = (uint64_t)k.v[i] * mu[j] + prod[i + j] + carry;
+            prod[i + j] = (uint32_t)t;
+            carry = t >> 32;
+        }
+        prod[i + 5] = (uint32_t)carry;
+    }
+    uint32_t q[4] = {prod[8], prod[9], prod[10], prod[11]};  // prod[12] = 0: q <= LAMBDA + 1 < 2^128
+    // rem = k - q LAMBDA (the low 6 words suffice: rem < 3 LAMBDA < 2^130)
+    uint32_t ql[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        uint64_t carry = 0;
+        for (int j = 0; j < 4 && i + j < 6; j++) {
+            uint64_t t = (uint64_t)q[i] * lam[j] + ql[i + j] + carry;
+            ql[i + j] = (uint32_t)t;
+            carry = t >> 32;
+        }
+        if (i + 4 < 6) ql[i + 4] = (uint32_t)carry;
+    }
+    uint32_t rem[6];
+    uint64_t borrow = 0;
+    for (int i = 0; i < 6; i++) {
+        uint64_t t = (uint64_t)k.v[i] - ql[i] - borrow;
+        rem[i] = (uint32_t)t;
+        borrow = (t >> 32) & 1u;
+    }
+    for (int round = 0; round < 2; round++) {
+        bool ge = true;  // rem >= LAMBDA (whose words 4, 5 are zero)
+        if ((rem[5] | rem[4]) == 0) {
+            for (int i = 3; i >= 0; i--) {
+                if (rem[i] != lam[i]) {
+                    ge = rem[i] > lam[i];
+                    break;
+                }
+            }
+        }
+        if (!ge) break;
+        borrow = 0;
+        for (int i = 0; i < 6; i++) {
+            uint64_t t = (uint64_t)rem[i] - (i < 4 ? lam[i] : 0u) - borrow;
+            rem[i] = (uint32_t)t;
+            borrow = (t >> 32) & 1u;
+        }
+        uint64_t carry = 1;
+        for (int i = 0; i < 4; i++) {
+            uint64_t t = (uint64_t)q[i] + carry;
+            q[i] = (uint32_t)t;
+            carry = t >> 32;
+        }
+    }
+    fr_t out;
+    for (int i = 0; i < 4; i++) out.v[i] = rem[i], out.v[4 + i] = q[i];
+    return out;
+}
+
+// Canonicalize scalar i (GLV: split it) and count its nonzero digits per bucket.
 CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, uint32_t* counts, int c,
-                        int windows, int copies) {
+                        int windows, int copies, int halves) {
     fr_t s = from_mont(load_elem<fr_t>(scalars, i));
+    if (halves == 2) s = glv_split(s);
     store_elem<fr_t>(canon, i, s);
     const uint32_t B = 1u << (c - 1);
-    uint32_t carry = 0, set = 0;
-    for (int w = 0, j = 0; w < windows; w++) {
-        int32_t d = signed_digit(s, c, w, windows, carry);
-        if (d != 0) atomic_inc(&counts[set * B + (uint32_t)(d < 0 ? -d : d) - 1]);
-        if (++j == copies) j = 0, set++;  // set = w / copies without a division
+    const int nwords = 8 / halves;
+    for (int h = 0; h < halves; h++) {
+        uint32_t carry = 0, set = 0;
+        for (int w = 0, j = 0; w < windows; w++) {
+            int32_t d = signed_digit(s.v + h * nwords, nwords, c, w, windows, carry);
+            if (d != 0) atomic_inc(&counts[set * B + (uint32_t)(d < 0 ? -d : d) - 1]);
+            if (++j == copies) j = 0, set++;  // set = w / copies without a division
+        }
     }
 }
 
@@ -60,23 +134,28 @@ CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, ui
 CUZK_HD uint64_t msm_entry(uint32_t g, uint32_t val) { return ((uint64_t)val << 32) | g; }
 
 // Place scalar i's (bucket, point) entries; cursor starts as a copy of the offsets. The point
-// is the row of window w's base copy, (w % copies) stride + i (the host keeps it below 2^31).
+// is the row of half h's window w's base copy, (h copies + w % copies) stride + i (the host
+// keeps it below 2^31).
 CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
-                         int windows, int copies, uint32_t stride) {
+                         int windows, int copies, int halves, uint32_t stride) {
     fr_t s = load_elem<fr_t>(canon, i);
     const uint32_t B = 1u << (c - 1);
-    uint32_t carry = 0, set = 0, row = (uint32_t)i;
-    for (int w = 0, j = 0; w < windows; w++) {
-        int32_t d = signed_digit(s, c, w, windows, carry);
-        if (d != 0) {
-            uint32_t g = set * B + (uint32_t)(d < 0 ? -d : d) - 1;
-            uint32_t pos = atomic_inc(&cursor[g]);
-            entries[pos] = msm_entry(g, (row << 1) | (d < 0 ? 1u : 0u));
-        }
-        if (++j == copies) {  // next set, copy 0; else the next copy's row
-            j = 0, set++, row = (uint32_t)i;
-        } else {
-            row += stride;
+    const int nwords = 8 / halves;
+    for (int h = 0; h < halves; h++) {
+        const uint32_t first = (uint32_t)h * (uint32_t)copies * stride + (uint32_t)i;
+        uint32_t carry = 0, set = 0, row = first;
+        for (int w = 0, j = 0; w < windows; w++) {
+            int32_t d = signed_digit(s.v + h * nwords, nwords, c, w, windows, carry);
+            if (d != 0) {
+                uint32_t g = set * B + (uint32_t)(d < 0 ? -d : d) - 1;
+                uint32_t pos = atomic_inc(&cursor[g]);
+                entries[pos] = msm_entry(g, (row << 1) | (d < 0 ? 1u : 0u));
+            }
+            if (++j == copies) {  // next set, copy 0; else the next copy's row
+                j = 0, set++, row = first;
+            } else {
+                row += stride;
+            }
         }
     }
 }
@@ -200,6 +279,110 @@ CUZK_HD void shift_point(uint64_t i, int k, const uint32_t* in, uint32_t* out) {
         for (int j = 1; j < k; j++) r = xyzz_dbl(r);
     }
     store_xyzz<F>(out, i, r);
+}
+
+// out[i] = phi(in[i]) = (beta x, y) (G1's endomorphism; beta in Montgomery form; infinity,
+// all zeros, stays all zeros).
+template <class F>
+CUZK_HD void endo_point(uint64_t i, const uint32_t* beta, const uint32_t* in, uint32_t* out) {
+    Affine<F> p = load_affine<F>(in, i);
+    p.x = cmul(p.x, load_elem<F>(beta, 0));
+    store_affine<F>(out, i, p);
+}
+
+// ---- batch-affine bucket accumulation (variant `batch_affine`, GPU_NOTES v29) ---------------
+// The chunk's bucket-sorted entries become affine points laid out bucket-contiguous, each
+// nonempty run padded to even length with an identity (`ba_load`, `ba_pad`), so pairs (2j, 2j+1)
+// never straddle buckets. A round (`ba_round`) adds every pair in affine coordinates, a thread's
+// M pairs sharing one inversion (Montgomery's trick), and writes pair j of bucket g to
+// new_off[g] + (2j - off[g]) / 2; after ceil(log2(largest bucket)) rounds every bucket holds one
+// point, which `ba_finish` adds into the bucket sums. ~6 products per addition plus the shared
+// inversion, against the XYZZ madd's 10.
+
+// Element of entry k at its bucket's padded offset (poff) plus its rank in the bucket.
+template <class F>
+CUZK_HD void ba_load(uint64_t k, const uint32_t* total_ptr, const uint64_t* entries, const uint32_t* offsets,
+                     const uint32_t* poff, const uint32_t* bases, uint32_t* pts, uint32_t* gb) {
+    if (k >= *total_ptr) return;
+    const uint64_t entry = entries[k];
+    const uint32_t g = (uint32_t)entry, e = (uint32_t)(entry >> 32);
+    const uint64_t pos = poff[g] + (k - offsets[g]);
+    store_affine<F>(pts, pos, signed_point<F>(bases, e >> 1, e & 1u));
+    gb[pos] = g;
+}
+
+// The identity in bucket g's padding slot when its run is odd.
+template <class F>
+CUZK_HD void ba_pad(uint64_t g, const uint32_t* len, const uint32_t* poff, uint32_t* pts, uint32_t* gb) {
+    if (len[g] & 1u) {
+        const uint64_t pos = poff[g] + len[g];
+        store_affine<F>(pts, pos, {F::zero(), F::zero()});
+        gb[pos] = (uint32_t)g;
+    }
+}
+
+// The denominator of a + b's slope (1 where no inversion is needed: an identity, or b = -a).
+template <class F>
+CUZK_HD F ba_den(const Affine<F>& a, const Affine<F>& b) {
+    if (a.is_inf() || b.is_inf()) return F::one();
+    if (a.x != b.x) return b.x - a.x;
+    if (a.y == b.y) return a.y + a.y;  // doubling: the subgroup has no point of order 2
+    return F::one();
+}
+
+// a + b given the inverse of ba_den(a, b) (a = 0 curves: G1 and G2).
+template <class F>
+CUZK_HD Affine<F> ba_sum(const Affine<F>& a, const Affine<F>& b, const F& dinv) {
+    if (a.is_inf()) return b;
+    if (b.is_inf()) return a;
+    F lam;
+    if (a.x != b.x) {
+        lam = (b.y - a.y) * dinv;
+    } else if (a.y == b.y) {
+        F xx = sqr(a.x);
+        lam = (xx + xx + xx) * dinv;
+    } else {
+        return {F::zero(), F::zero()};
+    }
+    F x3 = sqr(lam) - a.x - b.x;
+    return {x3, lam * (a.x - x3) - a.y};
+}
+
+// Thread t: pairs [t M, min(t M + M, pairs)) of the padded layout (pairs = poff_in[total] / 2),
+// one inversion for all of them; prefix products parked in scratch.
+template <class F>
+CUZK_HD void ba_round(uint64_t t, uint32_t M, const uint32_t* total_ptr, const uint32_t* pts_in,
+                      const uint32_t* gb_in, const uint32_t* poff_in, const uint32_t* poff_out, uint32_t* pts_out,
+                      uint32_t* gb_out, uint32_t* scratch) {
+    const uint64_t pairs = *total_ptr / 2;
+    const uint64_t j0 = t * M;
+    if (j0 >= pairs) return;
+    const uint64_t j1 = j0 + M < pairs ? j0 + M : pairs;
+    F acc = F::one();
+    for (uint64_t j = j0; j < j1; j++) {
+        store_elem<F>(scratch, j, acc);
+        acc = acc * ba_den<F>(load_affine<F>(pts_in, 2 * j), load_affine<F>(pts_in, 2 * j + 1));
+    }
+    F inv = inverse(acc);
+    for (uint64_t j = j1; j-- > j0;) {
+        const Affine<F> a = load_affine<F>(pts_in, 2 * j), b = load_affine<F>(pts_in, 2 * j + 1);
+        const F d = ba_den<F>(a, b);
+        const F dinv = inv * load_elem<F>(scratch, j);
+        inv = inv * d;
+        const uint32_t g = gb_in[2 * j];
+        const uint64_t pos = poff_out[g] + (2 * j - poff_in[g]) / 2;
+        store_affine<F>(pts_out, pos, ba_sum<F>(a, b, dinv));
+        gb_out[pos] = g;
+    }
+}
+
+// buckets[g] += the one point left of bucket g (len[g] <= 1 after the rounds).
+template <class F>
+CUZK_HD void ba_finish(uint64_t g, const uint32_t* len, const uint32_t* poff, const uint32_t* pts,
+                       uint32_t* buckets) {
+    if (len[g] == 0) return;
+    const Affine<F> p = load_affine<F>(pts, poff[g]);
+    if (!p.is_inf()) store_xyzz<F>(buckets, g, xyzz_madd(load_xyzz<F>(buckets, g), p.x, p.y));
 }
 
 // ---- fixed-base multiplication (parameter generation) --------------------------------------
