@@ -183,7 +183,8 @@ def _install(env: Mapping[str, str]) -> Config:
     return _current
 
 
-def set_for_children(name: str, value: str) -> None:
-    """Set an environment variable for this process and the processes it starts (a worker's numba
-    thread count, its cache root); the one place besides `from_env` that touches the environment."""
-    os.environ[name] = value
+def child_environment(overrides: Mapping[str, str]) -> dict[str, str]:
+    """The environment for a process cuzk starts (a synthesis worker): this process's, with
+    `overrides` (its numba thread count, its cache root, its import path)."""
+    return {**os.environ, **overrides}
+
