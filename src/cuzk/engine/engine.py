@@ -48,7 +48,7 @@ import numpy as np
 from cuzk.engine import work
 from cuzk.engine.finalize import Finalizer
 from cuzk.engine.gpu import DeviceLock, GpuWorker, busy_seconds
-from cuzk.engine.memory import MemoryBudget, Reservation, auto_budget, parse_size
+from cuzk.engine.memory import MemoryBudget, Reservation, auto_budget
 from cuzk.engine.request import JobStatus, Priority, ProofRequest
 from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
 from cuzk.engine.srs import SrsLease, SrsManager
@@ -65,6 +65,7 @@ from cuzk.errors import (
     UsageError,
 )
 from cuzk.instrument import Span, Timeline
+from cuzk.units import parse_size
 
 log = logging.getLogger("cuzk.engine")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cuzk.errors import UsageError
+from cuzk.units import parse_duration, parse_size
 
 DEFAULT_LISTEN = "unix:///run/cuzk/cuzk.sock"
 
@@ -29,37 +30,6 @@ DEFAULT_CIRCUITS: dict[str, str] = {
     "winning": "winning-small",
 }
 DEFAULT_PARTITIONS: dict[str, int] = {"porep": 10, "snap": 16, "wpost": 1, "winning": 1}
-
-_SIZE_UNITS = {"gib": 1 << 30, "mib": 1 << 20, "kib": 1 << 10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}
-
-
-def parse_size(value: Any, key: str) -> int:
-    """`14GiB`, `512MiB`, `5GB`, `100MB`, or plain bytes (an integer)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, str):
-        text = value.strip().lower().replace(" ", "")
-        for unit, factor in sorted(_SIZE_UNITS.items(), key=lambda kv: -len(kv[0])):
-            if text.endswith(unit) and text[: -len(unit)].isdigit():
-                return int(text[: -len(unit)]) * factor
-        if text.isdigit():
-            return int(text)
-    raise UsageError(f"{key}: {value!r} is not a size (e.g. 64GiB, 512MiB, 5GB or plain bytes)")
-
-
-def parse_duration(value: Any, key: str) -> float:
-    """`5m`, `30s`, `250ms`, or plain seconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        for unit, factor in (("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
-            number = text[: -len(unit)]
-            if text.endswith(unit) and number.replace(".", "", 1).isdigit():
-                return float(number) * factor
-        if text.replace(".", "", 1).isdigit():
-            return float(text)
-    raise UsageError(f"{key}: {value!r} is not a duration (e.g. 5m, 30s, 250ms or plain seconds)")
 
 
 @dataclass(frozen=True)
