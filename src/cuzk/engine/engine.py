@@ -48,6 +48,7 @@ import numpy as np
 from cuzk.engine import work
 from cuzk.engine.finalize import Finalizer
 from cuzk.engine.gpu import DeviceLock, GpuWorker, busy_seconds
+from cuzk.engine.keys import KeyId, SrsKey, is_zkey, zkey_ref
 from cuzk.engine.memory import MemoryBudget, Reservation, auto_budget
 from cuzk.engine.request import JobStatus, Priority, ProofRequest
 from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
@@ -160,6 +161,9 @@ class EngineConfig:
     )  # the other named toggles (msm.window.*, staging)
     g2_on_cpu: bool = True  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
     cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
+    #: the parameter folder of requests that name none, and of preload/evict (the daemon's
+    #: srs.param_cache); None: the user cache
+    params_dir: str | None = None
     hooks: EngineHooks | None = field(default=None, compare=False)
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
@@ -168,7 +172,7 @@ class EngineConfig:
         "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
         "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
         "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
-        "prestage_uploads",
+        "prestage_uploads", "params_dir",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -200,6 +204,10 @@ class EngineConfig:
         if self.memory_budget != "auto":
             parse_size(self.memory_budget)
         parse_size(self.memory_margin)
+        if self.params_dir is not None:
+            if not isinstance(self.params_dir, str | os.PathLike):
+                raise UsageError(f"params_dir must be a folder path or None, not {self.params_dir!r}")
+            object.__setattr__(self, "params_dir", os.fspath(self.params_dir))
         if self.hooks is not None and not isinstance(self.hooks, EngineHooks):
             raise UsageError("hooks must be an EngineHooks")
 
@@ -270,7 +278,7 @@ def _parse_setting(key: str, text: str, current: Any) -> Any:
         raise UsageError(f"{key} must be true or false, not {text!r}")
     if key in ("memory_budget", "memory_margin"):
         return t if t == "auto" else parse_size(t)
-    if key == "cache_dir":
+    if key in ("cache_dir", "params_dir"):
         return t or None
     kind = {int: "an integer", float: "a number"}.get(type(current))
     try:
@@ -298,17 +306,20 @@ class JobResult:
 class Job:
     """One accepted request inside the engine (the Scheduler's Schedulable)."""
 
-    def __init__(self, request: ProofRequest, seq: int, submitted: float) -> None:
+    def __init__(
+        self, request: ProofRequest, seq: int, submitted: float, default_params_dir: str | None = None
+    ) -> None:
         self.request = request
         self.seq = seq
         # the request id becomes the job id verbatim, as in the reference (its clients await by it)
         self.job_id = request.request_id or f"job-{seq}-{uuid.uuid4().hex[:8]}"
         self.request_id = request.request_id
-        #: what names the proving key: the registry circuit, or work.zkey_name(path) for a zkey
-        self.key = request.circuit if request.circuit else work.zkey_name(request.zkey)  # type: ignore[arg-type]
+        #: the proving key (cuzk.engine.keys): `key` is its ref, the circuit or "zkey:<abs path>"
+        self.key_id = KeyId.of(request, default_params_dir=default_params_dir)
+        self.key = self.key_id.ref
         self.priority: Priority = request.effective_priority
         options = ",".join(f"{k}={v}" for k, v in sorted(request.options.items()))
-        self.batch_key = f"{request.key_name}|{request.params_dir or ''}|{options}"
+        self.batch_key = self.key_id.batch_key(options)
         self.batchable = request.family in BATCHABLE_FAMILIES
         self.partitions = request.partition_count
         self.status = JobStatus.QUEUED
@@ -508,17 +519,17 @@ class Unit:
 
 
 class _Loader:
-    """SrsLoader for the engine: keys are (circuit, device) or (circuit, device, params_dir)."""
+    """SrsLoader for the engine: keys are SrsKey(ref, device, params_dir) (cuzk.engine.keys)."""
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
 
     def size(self, key: Hashable) -> int:
-        name, device, _ = _key_parts(key)
+        name, device, _ = SrsKey(*key)  # type: ignore[misc]
         return srs_size(self.config, name, device)
 
     def load(self, key: Hashable) -> Any:
-        name, device, params_dir = _key_parts(key)
+        name, device, params_dir = SrsKey(*key)  # type: ignore[misc]
         cfg = self.config
         return work.load_resident(
             name,
@@ -544,11 +555,6 @@ def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:
         return work.srs_bytes(circuit)
     backend = work.device_backend(cfg.backend, device)
     return work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
-
-
-def _key_parts(key: Hashable) -> tuple[str, int, str | None]:
-    parts: tuple[Any, ...] = tuple(key)  # type: ignore[arg-type]
-    return parts[0], parts[1], parts[2] if len(parts) > 2 else None
 
 
 # --- the engine ----------------------------------------------------------------------------------
@@ -629,7 +635,7 @@ class Engine:
                 f"EngineConfig); a request may set {', '.join(REQUEST_TOGGLES)}"
             )
         if request.zkey is not None:
-            work.zkey(work.zkey_name(request.zkey))  # an unreadable or malformed key fails now
+            work.zkey(zkey_ref(request.zkey))  # an unreadable or malformed key fails now
         else:
             work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
         with self._lock:
@@ -642,7 +648,7 @@ class Engine:
                 raise QueueFullError(
                     f"{self._active} jobs in flight, the queue limit is {self.config.queue_limit}"
                 )
-            job = Job(request, next(self._seq), time.perf_counter())
+            job = Job(request, next(self._seq), time.perf_counter(), self.config.params_dir)
             self._jobs[job.job_id] = job
             if request.request_id:
                 self._by_request[request.request_id] = job
@@ -672,13 +678,21 @@ class Engine:
         return self._finish(job, JobStatus.CANCELLED, "cancelled")
 
     def preload(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, float]]:
-        """Load the circuit's parameters on every device now: {device: (already_loaded, seconds)}."""
-        work.circuit(circuit)
-        return {d: self.srs.preload(self._srs_key(circuit, d, params_dir)) for d in self.config.devices}
+        """Load a key's parameters on every device now: {device: (already_loaded, seconds)}.
+
+        `circuit` is a registry circuit (its parameters from `params_dir`, else the engine's
+        `params_dir`, as requests find them) or a zkey file's path (cuzk.engine.keys)."""
+        key = self._key_named(circuit, params_dir)
+        return {d: self.srs.preload(key.srs(d)) for d in self.config.devices}
 
     def evict(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, int]]:
-        """Drop the circuit's parameters from every device: {device: (was_loaded, bytes_freed)}."""
-        return {d: self.srs.evict(self._srs_key(circuit, d, params_dir)) for d in self.config.devices}
+        """Drop a key's parameters from every device: {device: (was_loaded, bytes_freed)}."""
+        key = self._key_named(circuit, params_dir)
+        return {d: self.srs.evict(key.srs(d)) for d in self.config.devices}
+
+    def _key_named(self, name: str, params_dir: str | os.PathLike[str] | None) -> KeyId:
+        folder = params_dir if params_dir is not None else self.config.params_dir
+        return KeyId.named(name, params_dir=None if folder is None else os.fspath(folder))
 
     def status(self) -> dict[str, Any]:
         with self._lock:
@@ -763,7 +777,7 @@ class Engine:
         return {
             "job_id": job.job_id,
             "family": job.request.family,
-            "circuit": job.request.key_name,
+            "circuit": job.key,
             "status": job.status.value,
             "started_secs_ago": time.perf_counter() - job.submitted,
             "partitions": [{"index": i, "state": st} for i, st in enumerate(states)],
@@ -813,9 +827,6 @@ class Engine:
         self.shutdown(wait=exc[0] is None)
 
     # --- bookkeeping ---
-    def _srs_key(self, circuit: str, device: int, params_dir: Any) -> Hashable:
-        return (circuit, device) if params_dir is None else (circuit, device, os.fspath(params_dir))
-
     def _prune(self) -> None:
         """Forget finished jobs kept longer than result_retention_s (caller holds the lock)."""
         cutoff = self.config.clock() - self.config.result_retention_s
@@ -892,9 +903,8 @@ class Engine:
         devs = self.config.devices
         turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
         device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
-        req = jobs[0].request
         circuit = jobs[0].key
-        key = self._srs_key(circuit, device, req.params_dir)
+        key = jobs[0].key_id.srs(device)
         ws = work.working_set(circuit)
         need = ws.total * len(jobs) + srs_size(self.config, circuit, device)
         if need > self.budget.total:
@@ -958,7 +968,7 @@ class Engine:
         except EngineError as exc:  # BudgetExceededError, DeadlineExceededError
             self._fail_unit(unit, f"partition {unit.partition}: {type(exc).__name__}: {exc}")
             return
-        if work.is_zkey(unit.circuit):  # a circom witness needs no synthesis process: the GPU stage loads it
+        if is_zkey(unit.circuit):  # a circom witness needs no synthesis process: the GPU stage loads it
             for m in list(unit.members):
                 hand = _WitnessHandOver(m.job.request.witnesses[unit.partition])  # type: ignore[index]
                 if unit.resolve(m, hand):  # type: ignore[arg-type]

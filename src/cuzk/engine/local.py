@@ -21,7 +21,6 @@ instance of seed + j.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -29,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from cuzk.backends.base import Backend
+from cuzk.engine.keys import KeyId
 from cuzk.engine.request import ProofRequest
+from cuzk.errors import UnknownCircuitError
 from cuzk.groth16.api import load_or_create_parameters
 from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
 from cuzk.groth16.srs import make_resident, release_queries
@@ -65,7 +66,7 @@ class LocalProver:
         self.precompute = precompute  # copies of the G1 query bases per resident key (msm.precompute)
         self.progress = progress or (lambda _m: None)
         self.loads = 0  # keys made resident so far (a key proved again is not loaded again)
-        self._resident: dict[tuple[str, str | None], _Resident] = {}
+        self._resident: dict[KeyId, _Resident] = {}  # one per key and folder (cuzk.engine.keys)
 
     def prove(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProveResult:
         """All partitions of the request as one batch; every proof verified (ProofError otherwise)."""
@@ -82,7 +83,11 @@ class LocalProver:
 
     def release(self, key_name: str) -> int:
         """Drop the resident SRS of `key_name` (a circuit name or zkey path); how many keys went."""
-        gone = [ident for ident in self._resident if ident[0] == key_name]
+        try:
+            ref = KeyId.named(key_name).ref
+        except UnknownCircuitError:
+            return 0
+        gone = [ident for ident in self._resident if ident.ref == ref]
         for ident in gone:
             release_queries(self._resident.pop(ident).key)  # device memory now (the host: the handles)
         return len(gone)
@@ -93,11 +98,11 @@ class LocalProver:
 
     @property
     def resident_keys(self) -> list[str]:
-        return [name for name, _ in self._resident]
+        """The refs of the resident keys: circuit names, "zkey:<abs path>" for zkeys."""
+        return [ident.ref for ident in self._resident]
 
     def _entry(self, request: ProofRequest, tl: Timeline) -> _Resident:
-        params_dir = os.fspath(request.params_dir) if request.params_dir is not None else None
-        ident = (request.key_name, params_dir)
+        ident = KeyId.of(request)
         entry = self._resident.get(ident)
         if entry is None:
             entry = self._load_circuit(request, tl) if request.circuit else self._load_zkey(request, tl)

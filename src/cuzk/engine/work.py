@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.backends.base import Backend
+from cuzk.engine.keys import ZKEY_PREFIX, is_zkey
 from cuzk.groth16 import prover
 from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.groth16.qap import Densities, Domain
@@ -44,7 +45,6 @@ log = logging.getLogger("cuzk.engine")
 
 FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
 #: Engine key names of snarkjs keys: the prefix, then the absolute path (registry names never have it).
-ZKEY_PREFIX = "zkey:"
 _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
 
 
@@ -77,14 +77,6 @@ def circuit(name: str) -> Any:
 
 def topology(name: str) -> Any:
     return circuit(name).topology()
-
-
-def zkey_name(path: str | os.PathLike) -> str:
-    return ZKEY_PREFIX + os.path.abspath(os.fspath(path))
-
-
-def is_zkey(name: str) -> bool:
-    return name.startswith(ZKEY_PREFIX)
 
 
 @cache

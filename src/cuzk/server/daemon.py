@@ -51,6 +51,7 @@ def engine_config(cfg: DaemonConfig) -> Any:
         min_srs_idle_s=cfg.eviction_min_idle_s,
         queue_limit=cfg.queue_limit,
         msm_precompute=cfg.msm_precompute,
+        params_dir=cfg.param_cache or None,  # requests, preload and evict name the same SRS entries
     )
 
 
@@ -129,8 +130,8 @@ class Daemon:
 
     def start(self) -> None:
         from cuzk.engine import Engine
-        from cuzk.engine.metrics import EngineMetrics
         from cuzk.server.auth import TokenInterceptor
+        from cuzk.server.metrics import EngineMetrics
         from cuzk.server.service import DecodeInterceptor, ProvingEngineServicer
         from cuzk.server.status import status_json
         from cuzk.server.v1 import proving_pb2_grpc as pb_grpc
@@ -195,8 +196,8 @@ class Daemon:
             )
             self.http.start()
             self.status_port = self.http.port
-        for name in cfg.preload:
-            for device, (already, seconds) in self.engine.preload(name).items():
+        for name in cfg.preload:  # a circuit, or a zkey id of [zkeys]
+            for device, (already, seconds) in self.engine.preload(cfg.zkeys.get(name, name)).items():
                 log.info(
                     "preloaded %s on device %s in %.2f s%s",
                     name,

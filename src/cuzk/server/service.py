@@ -99,8 +99,11 @@ def check_request(msg: Any, cfg: DaemonConfig) -> Any:
     if isinstance(msg, pb.PreloadSrsRequest | pb.EvictSrsRequest):
         from cuzk.circuits import get_circuit
 
-        get_circuit(check_id(msg.circuit_id, "circuit_id"))  # UnknownCircuitError names the known ones
-        return msg.circuit_id
+        cid = check_id(msg.circuit_id, "circuit_id")
+        if cid in cfg.zkeys:  # a configured zkey id: its file (never a path a client chose)
+            return cfg.zkeys[cid]
+        get_circuit(cid)  # UnknownCircuitError names the known ones
+        return cid
     if isinstance(msg, pb.GetStatusRequest | pb.GetMetricsRequest):
         return None
     raise UsageError(f"{type(msg).__name__} is not a request of cuzk.v1.ProvingEngine")
@@ -487,9 +490,9 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
     def PreloadSRS(
         self, request: pb.PreloadSrsRequest, context: grpc.ServicerContext
     ) -> pb.PreloadSrsResponse:
-        self._check(request, context)
+        target = self._check(request, context)
         try:
-            loaded = self.engine.preload(request.circuit_id)
+            loaded = self.engine.preload(target)
         except CuzkError as exc:
             return self._abort(context, exc)
         already = all(a for a, _ in loaded.values())
@@ -499,9 +502,9 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         )
 
     def EvictSRS(self, request: pb.EvictSrsRequest, context: grpc.ServicerContext) -> pb.EvictSrsResponse:
-        self._check(request, context)
+        target = self._check(request, context)
         try:
-            freed = self.engine.evict(request.circuit_id)
+            freed = self.engine.evict(target)
         except CuzkError as exc:
             return self._abort(context, exc)
         return pb.EvictSrsResponse(

@@ -66,11 +66,14 @@ class EngineMetrics:
                 self._failed[kind] = self._failed.get(kind, 0) + 1
 
     def observe_result(self, result: Any, request: Any) -> None:
-        """An engine listener: one finished job (its JobResult and ProofRequest)."""
+        """An engine listener: one finished job (its JobResult and ProofRequest), labelled by its
+        key's ref (cuzk.engine.keys), the name status shows for it too."""
+        from cuzk.engine.keys import KeyId
+
         spans = result.timeline.spans
         seconds = (max(s.end for s in spans) - min(s.start for s in spans)) if spans else 0.0
         self.observe(
-            circuit=request.key_name,
+            circuit=KeyId.of(request).ref,
             family=request.family,
             status=result.status.value,
             seconds=seconds,
