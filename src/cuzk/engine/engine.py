@@ -121,6 +121,9 @@ class EngineHooks:
     def clear(self) -> None:
         self._hooks.clear()
 
+    def has(self, name: str) -> bool:
+        return name in self._hooks
+
     def call(self, name: str, job_id: str, partition: int) -> Any:
         fn = self._hooks.get(name)
         return fn(job_id, partition) if fn is not None else None
@@ -412,12 +415,24 @@ class Batch:
         # the batch's jobs share their options (they are part of the batch key)
         self.windows = windows({**engine.config.toggles, **jobs[0].request.options})
         self.ws = work.working_set(self.circuit)
-        self._left = max(j.partitions for j in jobs)
+        self.partitions = max(j.partitions for j in jobs)
+        #: the next partition index to become a Unit: units are made one at a time as the feeder
+        #: takes them, so a queued job costs O(1) whatever its partition count (issue 32)
+        self.next_partition = 0
+        self._left = self.partitions
         self._lock = threading.Lock()
 
-    def unit_finished(self) -> None:
+    def key(self) -> tuple[int, int, int]:
+        """Its place in the synthesis queue: priority, then batch order, then partition."""
+        return (-int(self.priority), self.seq, self.next_partition)
+
+    def dead(self) -> bool:
+        return all(j.finished for j in self.jobs)
+
+    def unit_finished(self, n: int = 1) -> None:
+        """`n` of its partitions are done with (proved, failed, or dropped before becoming units)."""
         with self._lock:
-            self._left -= 1
+            self._left -= n
             last = self._left == 0
         if last:
             self.lease.release()
@@ -590,7 +605,7 @@ class Engine:
         # started on first use: an engine that never proves spawns no process
         self._pool: SynthPool | None = None
         self._slots = threading.Semaphore(cfg.synthesis_workers)
-        self.synth_queue: WorkQueue[Unit] = WorkQueue()
+        self.synth_queue: WorkQueue[Batch] = WorkQueue()  # batches with partitions not yet units
         self.gpu_queues: dict[int, WorkQueue[Unit]] = {d: WorkQueue() for d in cfg.devices}
         self.finalize_queue: WorkQueue[Unit] = WorkQueue()
         self.locks = {d: DeviceLock(d) for d in cfg.devices}
@@ -717,7 +732,7 @@ class Engine:
             "srs": [dataclasses.asdict(e) for e in self.srs.status()],
             "queues": {
                 "intake": len(self.scheduler),
-                "synthesis": len(self.synth_queue),
+                "synthesis": sum(b.partitions - b.next_partition for b in self.synth_queue.items()),
                 "gpu": {d: len(q) for d, q in self.gpu_queues.items()},
                 "finalize": len(self.finalize_queue),
             },
@@ -813,7 +828,8 @@ class Engine:
         self.scheduler.close()
         self._dispatcher.join()
         self.wait_idle()
-        for q in (self.synth_queue, *self.gpu_queues.values(), self.finalize_queue):
+        self.synth_queue.close()
+        for q in (*self.gpu_queues.values(), self.finalize_queue):
             q.close()
         for t in (self._feeder, *self.gpu_workers, *self.finalizers):
             t.join()
@@ -866,12 +882,15 @@ class Engine:
                 fn(job.result, job.request)
             except Exception:  # a listener's bug must not change the job's outcome
                 log.exception("job listener %r failed for %s", fn, job.job_id)
+        units, job.units = job.units, []  # a kept result holds no unit (nor what a unit holds)
         if status is not JobStatus.COMPLETED:
             if self._pool is not None:
                 self._pool.cancel(job.job_id)
-            for unit in list(job.units):
+            for unit in units:
                 unit.check_dead()
-            for q in (self.synth_queue, *self.gpu_queues.values()):
+            for batch in self.synth_queue.remove_if(lambda b: b.dead()):
+                self._drop_rest(batch)
+            for q in self.gpu_queues.values():
                 for unit in q.remove_if(lambda u: u.dead.is_set()):
                     unit.finish()
         return True
@@ -924,17 +943,13 @@ class Engine:
         for j in jobs:
             j.add_spans([Span("srs_load", t0, t1, attrs={"device": device, "circuit": circuit})])
         batch = Batch(self, jobs, device, lease, next(self._batch_seq))
-        units = [Unit(batch, p) for p in range(max(j.partitions for j in jobs))]
         with self._lock:
-            self._units += len(units)
-        for u in units:
-            for m in u.members:
-                m.job.units.append(u)
-        for u in units:
-            u.check_dead()
-            self.synth_queue.put(u.key, u)
-            for m in u.members:
-                self.hooks.call("dispatched", m.job.job_id, u.partition)
+            self._units += batch.partitions  # planned: each is finished or dropped exactly once
+        self.synth_queue.put(batch.key(), batch)
+        if self.hooks.has("dispatched"):
+            for j in jobs:
+                for p in range(j.partitions):
+                    self.hooks.call("dispatched", j.job_id, p)
 
     @property
     def pool(self) -> SynthPool:
@@ -945,13 +960,47 @@ class Engine:
 
     # --- stage: feeder (memory, then the synthesis pool) ---
     def _feed_loop(self) -> None:
-        while (unit := self.synth_queue.get()) is not None:
+        while (batch := self.synth_queue.get()) is not None:
+            unit = self._next_unit(batch)
+            if unit is None:
+                continue
             try:
                 self._feed(unit)
             except Exception as exc:
                 self._fail_unit(
                     unit, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}"
                 )
+
+    def _next_unit(self, batch: Batch) -> Unit | None:
+        """The batch's next partition as a Unit (the batch goes back in the queue for the rest);
+        None when every job of the batch has ended (its partitions left are dropped)."""
+        if batch.dead():
+            self._drop_rest(batch)
+            return None
+        with batch._lock:
+            p = batch.next_partition
+            batch.next_partition += 1
+        if batch.next_partition < batch.partitions:
+            try:
+                self.synth_queue.put(batch.key(), batch)
+            except ShuttingDownError:  # shutdown(wait=False) closed the queue: drop the rest
+                self._drop_rest(batch)
+        unit = Unit(batch, p)
+        for m in unit.members:
+            m.job.units.append(unit)
+        unit.check_dead()
+        return unit
+
+    def _drop_rest(self, batch: Batch) -> None:
+        """Give back the partitions of a batch that never became units."""
+        with batch._lock:
+            n = batch.partitions - batch.next_partition
+            batch.next_partition = batch.partitions
+        if n:
+            batch.unit_finished(n)
+            with self._lock:
+                self._units -= n
+                self._idle.notify_all()
 
     def _feed(self, unit: Unit) -> None:
         if not unit.drop_dead():

@@ -352,6 +352,11 @@ class WorkQueue(Generic[T]):
                 self._cond.notify_all()
             return [e.item for e in sorted(gone)]
 
+    def items(self) -> list[T]:
+        """The queued items now, in no particular order (status views)."""
+        with self._cond:
+            return [e.item for e in self._heap]
+
     def close(self) -> None:
         with self._cond:
             self._closed = True
