@@ -153,7 +153,7 @@ def test_a_bad_partition_fails_its_job_only(engine, events):
     broken = engine.submit(ProofRequest(circuit=CIRCUIT, instances=bad))
     after = engine.submit(req(31))
     r = broken.result(WAIT)
-    assert r.status is JobStatus.FAILED and r.proofs == b""
+    assert r.status is JobStatus.FAILED and r.proofs == []
     assert r.error.startswith("partition 1 synthesis failed: ") and "is not satisfied" in r.error
     assert_proofs(before.result(WAIT), CIRCUIT, seeded(CIRCUIT, 30))
     assert_proofs(after.result(WAIT), CIRCUIT, seeded(CIRCUIT, 31))
@@ -189,7 +189,7 @@ def test_cancel_a_running_job_drops_its_other_partitions(engine, events):
     assert h.cancel() is True
     gate.open()
     r = h.result(0)
-    assert r.status is JobStatus.CANCELLED and r.proofs == b"" and r.error == "cancelled"
+    assert r.status is JobStatus.CANCELLED and r.proofs == [] and r.error == "cancelled"
     assert engine.wait_idle(WAIT)
     assert events.partitions("before_gpu", h.job_id) == [0]
     assert h.job_id not in events.jobs("before_finalize")
@@ -246,7 +246,7 @@ def test_status_reports_srs_queues_workers_memory_and_busy(engine):
     h.result(WAIT)
     engine.wait_idle(WAIT)
     st = engine.status()
-    (entry,) = [e for e in st["srs"] if e["key"] == (CIRCUIT, 0)]
+    (entry,) = [e for e in st["srs"] if e["key"] == (CIRCUIT, 0, None)]
     assert entry["tier"] == "hot" and entry["ref_count"] == 0 and entry["size_bytes"] > 0
     assert entry["loads"] >= 1 and entry["load_seconds"] > 0
     assert set(st["queues"]) == {"intake", "synthesis", "gpu", "finalize"}

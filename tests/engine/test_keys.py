@@ -21,7 +21,7 @@ from cuzk.backends import get_backend
 from cuzk.engine import Engine, EngineConfig, JobStatus, ProofRequest
 from cuzk.engine.keys import KeyId, SrsKey, zkey_ref
 from cuzk.errors import UnknownCircuitError
-from cuzk.groth16 import proofs_from_bytes, verify
+from cuzk.groth16 import verify
 from cuzk.interop.setup import setup_zkey
 from cuzk.interop.wtns import write_wtns
 from cuzk.interop.zkey import read_zkey, write_zkey
@@ -61,7 +61,7 @@ def test_a_zkey_is_one_key_however_its_path_is_written(
     r = engine.submit(request).result(WAIT)
     assert r.status is JobStatus.COMPLETED, r.error
     vk = read_zkey(files["zkey"]).verifying_key()
-    assert verify(vk, r.public_inputs[0], proofs_from_bytes(r.proofs)[0])
+    assert verify(vk, r.public_inputs[0], r.proofs[0])
     ref = zkey_ref(files["zkey"])
     assert srs_keys(engine) == [(ref, 0, None)]
     metrics = EngineMetrics(engine.status)

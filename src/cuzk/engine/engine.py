@@ -65,6 +65,7 @@ from cuzk.errors import (
     UnknownJobError,
     UsageError,
 )
+from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.instrument import Span, Timeline
 from cuzk.units import parse_size
 
@@ -295,15 +296,21 @@ def _parse_setting(key: str, text: str, current: Any) -> Any:
 
 @dataclass
 class JobResult:
-    """A finished job: its proofs (192 bytes per partition, in partition order) or why there are none."""
+    """A finished job: its proofs (one per partition, in partition order) or why there are none.
+
+    `proofs` and `public_inputs` are what LocalProver's ProveResult holds (Proof objects, for
+    `cuzk.groth16.verify`); `proof_bytes()` is the wire form, 192 bytes per proof."""
 
     job_id: str
     request_id: str
     status: JobStatus
-    proofs: bytes = b""
+    proofs: list[Proof] = field(default_factory=list)  # as LocalProver's ProveResult.proofs
     public_inputs: list[list[int]] = field(default_factory=list)  # one list per partition
     error: str | None = None
     timeline: Timeline = field(default_factory=Timeline)
+
+    def proof_bytes(self) -> bytes:
+        return proofs_to_bytes(self.proofs)
 
 
 class Job:
@@ -332,7 +339,7 @@ class Job:
         self.result: JobResult | None = None
         self.done = threading.Event()
         self.units: list[Unit] = []
-        self.proofs: dict[int, bytes] = {}
+        self.proofs: dict[int, Proof] = {}
         self.inputs: dict[int, list[int]] = {}
         self.lock = threading.Lock()
         self.queue_position = 0  # jobs ahead of it in the intake queue when it was accepted
@@ -858,10 +865,10 @@ class Engine:
             if job.finished:
                 return False
             if status is JobStatus.COMPLETED:
-                proofs = b"".join(job.proofs[p] for p in range(job.partitions))
+                proofs = [job.proofs[p] for p in range(job.partitions)]
                 inputs = [job.inputs[p] for p in range(job.partitions)]
             else:
-                proofs, inputs = b"", []
+                proofs, inputs = [], []
             job.status = status
             job.result = JobResult(job.job_id, job.request_id, status, proofs, inputs, error, job.timeline)
             job.proofs.clear()
@@ -1086,7 +1093,7 @@ class Engine:
             self._fail(job, message)
 
     def _deliver(
-        self, unit: Unit, proofs: list[bytes | None], inputs: list[list[int]], errors: dict[int, str]
+        self, unit: Unit, proofs: list[Proof | None], inputs: list[list[int]], errors: dict[int, str]
     ) -> None:
         """Route a unit's verified proofs to their jobs; complete the jobs whose slots are all filled."""
         outcomes: list[tuple[Job, str | None]] = []

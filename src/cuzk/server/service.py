@@ -256,7 +256,7 @@ def await_response(result: Any) -> pb.AwaitProofResponse:
     status = _STATUS[result.status]
     msg = pb.AwaitProofResponse(job_id=result.job_id, status=status)
     if result.status is JobStatus.COMPLETED:
-        msg.proof = result.proofs
+        msg.proof = result.proof_bytes()
         msg.public_inputs_json = json.dumps([[str(x) for x in p] for p in result.public_inputs])
         for key, value in _timings(result).items():
             setattr(msg, key, value)
