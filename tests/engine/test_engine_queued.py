@@ -16,7 +16,7 @@ import pytest
 from engine_helpers import WAIT, Gate, assert_proofs, in_flight_beyond_srs, seeded
 
 from cuzk.engine import Engine, EngineConfig, EngineHooks, JobStatus, ProofRequest
-from cuzk.engine import engine as engine_module
+from cuzk.engine import model as engine_module
 
 CIRCUIT = "porep-tiny"
 JOBS, PARTITIONS = 200, 1024

@@ -9,6 +9,7 @@ named circuits without srs.param_cache, so they loaded or evicted entries reques
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,6 +105,18 @@ def test_the_daemon_gives_the_engine_its_parameter_folder(tmp_path: Path) -> Non
     cfg = parse_config({"srs": {"param_cache": str(tmp_path)}})
     assert engine_config(cfg).params_dir == str(tmp_path)
     assert engine_config(parse_config({})).params_dir is None
+
+
+def test_synthesis_threads_reach_the_workers_and_gpu_threads_is_reported_unused() -> None:
+    from cuzk.server.config import parse_config
+    from cuzk.server.daemon import engine_config
+
+    cfg = parse_config({"synthesis": {"threads": 3}, "gpus": {"gpu_threads": 32}})
+    assert cfg.ignored == ("gpus.gpu_threads",)  # the daemon logs it as accepted with no effect
+    ecfg = engine_config(cfg)
+    assert ecfg.synthesis_threads == 3
+    with Engine(dataclasses.replace(ecfg, backend="cpu", synthesis_workers=1, memory_budget="256MiB")) as e:
+        assert e.pool.threads == 3  # each worker's numba thread count
 
 
 def test_a_daemon_preloads_evicts_and_reloads_a_zkey_id(tmp_path: Path, files: dict[str, Path]) -> None:

@@ -38,26 +38,24 @@ import logging
 import os
 import threading
 import time
-import uuid
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
-
-import numpy as np
 
 from cuzk.engine import work
 from cuzk.engine.finalize import Finalizer
 from cuzk.engine.gpu import DeviceLock, GpuWorker, busy_seconds
-from cuzk.engine.keys import KeyId, SrsKey, is_zkey, zkey_ref
-from cuzk.engine.memory import MemoryBudget, Reservation, auto_budget
-from cuzk.engine.request import JobStatus, Priority, ProofRequest
+from cuzk.engine.keys import KeyId, is_zkey, zkey_ref
+from cuzk.engine.loader import Loader, srs_size
+from cuzk.engine.memory import MemoryBudget
+from cuzk.engine.model import Batch, Job, JobHandle, JobResult, Member, Unit, WitnessHandOver
+from cuzk.engine.request import JobStatus, ProofRequest
 from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
-from cuzk.engine.srs import SrsLease, SrsManager
-from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult, SynthTask
+from cuzk.engine.settings import REQUEST_TOGGLES, EngineConfig, EngineHooks
+from cuzk.engine.srs import SrsManager
+from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult
 from cuzk.errors import (
     BudgetExceededError,
     CuzkError,
-    DeadlineExceededError,
     EngineError,
     JobCancelledError,
     QueueFullError,
@@ -65,519 +63,10 @@ from cuzk.errors import (
     UnknownJobError,
     UsageError,
 )
-from cuzk.groth16.proof import Proof, proofs_to_bytes
-from cuzk.instrument import Span, Timeline
-from cuzk.units import parse_size
+from cuzk.groth16.proof import Proof
+from cuzk.instrument import Span
 
 log = logging.getLogger("cuzk.engine")
-
-#: Proof families whose jobs may share a batch (the reference batches PoRep and SnapDeals only).
-BATCHABLE_FAMILIES = frozenset({"porep", "snap"})
-#: Named toggles (cuzk.toggles) that are EngineConfig fields: toggle -> (field, value as the field holds it).
-TOGGLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "batch.max_size": ("max_batch_size", int),
-    "gpu.workers_per_device": ("gpu_workers_per_device", int),
-    "synthesis.workers": ("synthesis_workers", int),
-    "msm.g2_on": ("g2_on_cpu", lambda v: v == "cpu"),
-    "synthesis.abc_on": ("abc_on_worker", lambda v: None if v == "auto" else v == "worker"),
-    "finalize.split": ("split_finalize", bool),
-    "upload.prestage": ("prestage_uploads", bool),
-    "msm.precompute": ("msm_precompute", int),
-}
-#: Toggles a single request may set (ProofRequest.options): they change how its partitions are proved,
-#: not the engine's shape. Jobs with different options never share a batch.
-REQUEST_TOGGLES = ("synthesis.abc_on", "msm.window.h", "msm.window.l", "msm.window.a", "msm.window.b_g1",
-                   "msm.window.b_g2")  # fmt: skip
-
-
-# --- configuration -------------------------------------------------------------------------------
-
-
-class EngineHooks:
-    """Test hooks: callables the stages call at named points with (job_id, partition).
-
-    A hook runs on the stage's own thread, so a hook that waits on an event holds that stage
-    (how tests make orderings certain without sleeping); a hook that raises fails the partition.
-    """
-
-    POINTS = ("dispatched", "before_synth", "synth_hold", "after_synth", "before_gpu", "after_gpu",
-              "before_finalize")  # fmt: skip
-    # dispatched: the job's unit for that partition is queued for synthesis;
-    # synth_hold: may return a folder for SynthTask.hold (the worker blocks there: kill tests);
-    # after_synth: the partition's witness is handed to the GPU stage.
-
-    def __init__(self, **hooks: Callable[[str, int], Any]) -> None:
-        self._hooks: dict[str, Callable[[str, int], Any]] = {}
-        for name, fn in hooks.items():
-            self.set(name, fn)
-
-    def set(self, name: str, fn: Callable[[str, int], Any] | None) -> None:
-        if name not in self.POINTS:
-            raise UsageError(f"unknown hook {name!r}; hooks are {', '.join(self.POINTS)}")
-        if fn is None:
-            self._hooks.pop(name, None)
-        else:
-            self._hooks[name] = fn
-
-    def clear(self) -> None:
-        self._hooks.clear()
-
-    def has(self, name: str) -> bool:
-        return name in self._hooks
-
-    def call(self, name: str, job_id: str, partition: int) -> Any:
-        fn = self._hooks.get(name)
-        return fn(job_id, partition) if fn is not None else None
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """Every engine setting, validated; defaults follow the reference where they mean the same here.
-
-    Sizes take a byte count or text ("14GiB", "512MiB"). `memory_budget` "auto" is the
-    memory available now minus `memory_margin`.
-    """
-
-    backend: str = "auto"  # cpu | cuda | auto
-    devices: tuple[int, ...] = (0,)  # device ordinals (with cpu: that many CPU "devices")
-    gpu_workers_per_device: int = 2  # the reference's default
-    synthesis_workers: int = 2  # worker processes; each gets cores / workers numba threads
-    finalizer_workers: int = 2
-    max_batch_size: int = 1  # the reference's default: batching off
-    max_batch_wait_ms: int = 10_000  # the reference's default
-    memory_budget: int | str = "auto"
-    memory_margin: int | str = "2GiB"
-    result_retention_s: float = 600.0  # the reference keeps results forever; we prune
-    min_srs_idle_s: float = 300.0  # an idle SRS entry is evictable after this long
-    queue_limit: int = 1000  # jobs accepted and not yet finished
-    #: a/b/c computed in the synthesis worker (True) or on the device (False); None: by backend,
-    #: on the device with CUDA (porep-full on an H200: 3.88 s per sector against 6.83 s, where the
-    #: workers' CPU SpMV bound the run), in the worker on the CPU backend (else the SpMV moves
-    #: onto the one "device" stage).
-    abc_on_worker: bool | None = None
-    split_finalize: bool = True  # finalize in finalizer threads (else in the GPU worker, after the lock)
-    prestage_uploads: bool = True  # a unit's vectors go to the device before the lock is taken
-    #: shifted copies of each G1 query base kept with a loaded SRS (1: none); their bytes count
-    #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only)
-    msm_precompute: int = 1
-    toggles: Mapping[str, Any] = field(
-        default_factory=dict
-    )  # the other named toggles (msm.window.*, staging)
-    g2_on_cpu: bool = True  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
-    cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
-    #: the parameter folder of requests that name none, and of preload/evict (the daemon's
-    #: srs.param_cache); None: the user cache
-    params_dir: str | None = None
-    hooks: EngineHooks | None = field(default=None, compare=False)
-    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
-
-    #: Fields `with_settings` (the CLI's --set) may change; hooks and clock are for code only.
-    SETTABLE = (
-        "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
-        "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
-        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
-        "prestage_uploads", "params_dir",
-    )  # fmt: skip
-
-    def __post_init__(self) -> None:
-        from cuzk.backends import NAMES
-
-        if self.backend not in NAMES:
-            raise UsageError(f"backend must be one of {', '.join(NAMES)}, not {self.backend!r}")
-        devices = tuple(self.devices) if isinstance(self.devices, list | tuple) else None
-        if not devices or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in devices):
-            raise UsageError(f"devices must be a non-empty list of device ordinals, not {self.devices!r}")
-        if len(set(devices)) != len(devices):
-            raise UsageError(f"devices lists a device twice: {list(devices)}")
-        object.__setattr__(self, "devices", devices)
-        for name in ("gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
-                     "max_batch_size", "queue_limit", "msm_precompute"):  # fmt: skip
-            _positive_int(name, getattr(self, name))
-        _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
-        for name in ("result_retention_s", "min_srs_idle_s"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
-                raise UsageError(f"{name} must be a non-negative number of seconds, not {v!r}")
-        if self.abc_on_worker is not None and not isinstance(self.abc_on_worker, bool):
-            raise UsageError(
-                f"abc_on_worker must be true, false or None (by backend), not {self.abc_on_worker!r}"
-            )
-        for name in ("g2_on_cpu", "split_finalize", "prestage_uploads"):
-            if not isinstance(getattr(self, name), bool):
-                raise UsageError(f"{name} must be true or false, not {getattr(self, name)!r}")
-        if self.memory_budget != "auto":
-            parse_size(self.memory_budget)
-        parse_size(self.memory_margin)
-        if self.params_dir is not None:
-            if not isinstance(self.params_dir, str | os.PathLike):
-                raise UsageError(f"params_dir must be a folder path or None, not {self.params_dir!r}")
-            object.__setattr__(self, "params_dir", os.fspath(self.params_dir))
-        if self.hooks is not None and not isinstance(self.hooks, EngineHooks):
-            raise UsageError("hooks must be an EngineHooks")
-
-    def budget_bytes(self) -> int:
-        if self.memory_budget == "auto":
-            return auto_budget(parse_size(self.memory_margin))
-        return parse_size(self.memory_budget)
-
-    def with_settings(self, settings: Mapping[str, str]) -> EngineConfig:
-        """A copy with `key=value` texts applied (the CLI's --set): named toggles (cuzk.toggles) or
-        EngineConfig fields; unknown keys and bad values are refused with the valid ones."""
-        from cuzk.toggles import TOGGLES
-
-        parsed: dict[str, Any] = {}
-        changes: dict[str, Any] = {}
-        for key, text in settings.items():
-            if key in TOGGLES:
-                parsed[key] = TOGGLES[key].parse(text)
-            elif key in self.SETTABLE:
-                changes[key] = _parse_setting(key, text, getattr(self, key))
-            else:
-                raise UsageError(
-                    f"unknown setting {key!r}; toggles: {', '.join(TOGGLES)}; "
-                    f"engine settings: {', '.join(self.SETTABLE)}"
-                )
-        return dataclasses.replace(self, **changes).with_toggles(parsed)
-
-    def with_toggles(self, values: Mapping[str, Any]) -> EngineConfig:
-        """A copy with parsed toggle values applied: engine toggles to their fields, the rest kept."""
-        from cuzk.toggles import resolved
-
-        resolved(values)  # unknown names refused
-        changes: dict[str, Any] = {}
-        rest = dict(self.toggles)
-        for key, value in values.items():
-            if key in TOGGLE_FIELDS:
-                name, convert = TOGGLE_FIELDS[key]
-                changes[name] = convert(value)
-            else:
-                rest[key] = value
-        return dataclasses.replace(self, **changes, toggles=rest)
-
-    @classmethod
-    def from_toggles(cls, values: Mapping[str, Any], **fields: Any) -> EngineConfig:
-        """An EngineConfig with these fields and named toggles (the engine mode of `bench ab`)."""
-        return cls(**fields).with_toggles(values)
-
-
-def _positive_int(name: str, v: Any, *, minimum: int = 1) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise UsageError(f"{name} must be an integer >= {minimum}, not {v!r}")
-
-
-def _parse_setting(key: str, text: str, current: Any) -> Any:
-    t = text.strip()
-    if key == "devices":
-        try:
-            return tuple(int(x) for x in t.split(",") if x.strip())
-        except ValueError:
-            raise UsageError(f"devices must be comma-separated ordinals (0,1), not {text!r}") from None
-    if key == "abc_on_worker" and t.lower() in ("auto", "none", ""):
-        return None
-    if isinstance(current, bool) or key == "abc_on_worker":
-        if t.lower() in ("1", "true", "yes", "on"):
-            return True
-        if t.lower() in ("0", "false", "no", "off"):
-            return False
-        raise UsageError(f"{key} must be true or false, not {text!r}")
-    if key in ("memory_budget", "memory_margin"):
-        return t if t == "auto" else parse_size(t)
-    if key in ("cache_dir", "params_dir"):
-        return t or None
-    kind = {int: "an integer", float: "a number"}.get(type(current))
-    try:
-        return type(current)(t) if kind else t
-    except ValueError:
-        raise UsageError(f"{key} must be {kind}, not {text!r}") from None
-
-
-# --- jobs and results ----------------------------------------------------------------------------
-
-
-@dataclass
-class JobResult:
-    """A finished job: its proofs (one per partition, in partition order) or why there are none.
-
-    `proofs` and `public_inputs` are what LocalProver's ProveResult holds (Proof objects, for
-    `cuzk.groth16.verify`); `proof_bytes()` is the wire form, 192 bytes per proof."""
-
-    job_id: str
-    request_id: str
-    status: JobStatus
-    proofs: list[Proof] = field(default_factory=list)  # as LocalProver's ProveResult.proofs
-    public_inputs: list[list[int]] = field(default_factory=list)  # one list per partition
-    error: str | None = None
-    timeline: Timeline = field(default_factory=Timeline)
-
-    def proof_bytes(self) -> bytes:
-        return proofs_to_bytes(self.proofs)
-
-
-class Job:
-    """One accepted request inside the engine (the Scheduler's Schedulable)."""
-
-    def __init__(
-        self, request: ProofRequest, seq: int, submitted: float, default_params_dir: str | None = None
-    ) -> None:
-        self.request = request
-        self.seq = seq
-        # the request id becomes the job id verbatim, as in the reference (its clients await by it)
-        self.job_id = request.request_id or f"job-{seq}-{uuid.uuid4().hex[:8]}"
-        self.request_id = request.request_id
-        #: the proving key (cuzk.engine.keys): `key` is its ref, the circuit or "zkey:<abs path>"
-        self.key_id = KeyId.of(request, default_params_dir=default_params_dir)
-        self.key = self.key_id.ref
-        self.priority: Priority = request.effective_priority
-        options = ",".join(f"{k}={v}" for k, v in sorted(request.options.items()))
-        self.batch_key = self.key_id.batch_key(options)
-        self.batchable = request.family in BATCHABLE_FAMILIES
-        self.partitions = request.partition_count
-        self.status = JobStatus.QUEUED
-        self.timeline = Timeline(self.job_id)
-        self.submitted = submitted  # perf_counter
-        self.finished_at: float | None = None  # config.clock
-        self.result: JobResult | None = None
-        self.done = threading.Event()
-        self.units: list[Unit] = []
-        self.proofs: dict[int, Proof] = {}
-        self.inputs: dict[int, list[int]] = {}
-        self.lock = threading.Lock()
-        self.queue_position = 0  # jobs ahead of it in the intake queue when it was accepted
-
-    @property
-    def finished(self) -> bool:
-        return self.done.is_set()
-
-    def add_spans(self, spans: list[Span]) -> None:
-        tmp = Timeline(self.job_id)
-        tmp.spans = spans
-        with self.lock:
-            self.timeline.merge(tmp)
-
-    def task(self, partition: int, compute_abc: bool) -> SynthTask:
-        req = self.request
-        if req.options.get("synthesis.abc_on", "auto") != "auto":
-            compute_abc = req.options["synthesis.abc_on"] == "worker"
-        if req.instances is not None:
-            inst = {k: np.asarray(v) for k, v in req.instances[partition].items()}
-            return SynthTask(self.job_id, partition, req.circuit or "", None, inst, compute_abc)
-        return SynthTask(self.job_id, partition, req.circuit or "", req.seed + partition, None, compute_abc)
-
-
-class JobHandle:
-    """What `submit` returns: the job's id and a way to wait for its result."""
-
-    def __init__(self, engine: Engine, job: Job) -> None:
-        self._engine = engine
-        self._job = job
-        self.job_id = job.job_id
-        self.request_id = job.request_id
-
-    @property
-    def status(self) -> JobStatus:
-        return self._job.status
-
-    def done(self) -> bool:
-        return self._job.finished
-
-    @property
-    def queue_position(self) -> int:
-        """Jobs ahead of this one in the intake queue when it was accepted (0: next)."""
-        return self._job.queue_position
-
-    def result(self, timeout: float | None = None) -> JobResult:
-        """The job's result, waiting up to `timeout` seconds (DeadlineExceededError after that)."""
-        if not self._job.done.wait(timeout):
-            raise DeadlineExceededError(f"job {self.job_id} did not finish within {timeout} s")
-        assert self._job.result is not None
-        return self._job.result
-
-    def cancel(self) -> bool:
-        return self._engine.cancel(self.job_id)
-
-
-# --- units: one partition index of one batch, through synthesis, GPU and finalize ----------------
-
-
-@dataclass
-class Member:
-    job: Job
-    result: SynthResult | None = None
-    resolved: bool = False
-
-
-class Batch:
-    """Jobs dispatched together: one device, one SRS lease, one unit per partition index."""
-
-    def __init__(self, engine: Engine, jobs: list[Job], device: int, lease: SrsLease, seq: int) -> None:
-        self.engine = engine
-        self.jobs = jobs
-        self.device = device
-        self.lease = lease
-        self.seq = seq
-        self.priority = max(j.priority for j in jobs)
-        self.circuit = jobs[0].key
-        from cuzk.toggles import windows
-
-        # the batch's jobs share their options (they are part of the batch key)
-        self.windows = windows({**engine.config.toggles, **jobs[0].request.options})
-        self.ws = work.working_set(self.circuit)
-        self.partitions = max(j.partitions for j in jobs)
-        #: the next partition index to become a Unit: units are made one at a time as the feeder
-        #: takes them, so a queued job costs O(1) whatever its partition count (issue 32)
-        self.next_partition = 0
-        self._left = self.partitions
-        self._lock = threading.Lock()
-
-    def key(self) -> tuple[int, int, int]:
-        """Its place in the synthesis queue: priority, then batch order, then partition."""
-        return (-int(self.priority), self.seq, self.next_partition)
-
-    def dead(self) -> bool:
-        return all(j.finished for j in self.jobs)
-
-    def unit_finished(self, n: int = 1) -> None:
-        """`n` of its partitions are done with (proved, failed, or dropped before becoming units)."""
-        with self._lock:
-            self._left -= n
-            last = self._left == 0
-        if last:
-            self.lease.release()
-
-
-class Unit:
-    """Partition `partition` of every job of a batch that has one: k witnesses, one batched pass."""
-
-    def __init__(self, batch: Batch, partition: int) -> None:
-        self.batch = batch
-        self.partition = partition
-        self.members = [Member(j) for j in batch.jobs if j.partitions > partition]
-        self.reservation: Reservation | None = None
-        self.pending: Any = None
-        self.dead = threading.Event()  # set once every member's job has ended
-        self._lock = threading.Lock()
-        self._finished = False
-        self.label = f"batch-{batch.seq}/p{partition}"
-
-    key = property(lambda self: (-int(self.batch.priority), self.batch.seq, self.partition))
-    circuit = property(lambda self: self.batch.circuit)
-    device = property(lambda self: self.batch.device)
-    resident = property(lambda self: self.batch.lease.value)
-    windows = property(lambda self: self.batch.windows)
-    k = property(lambda self: len(self.members))
-
-    def check_dead(self) -> None:
-        if all(m.job.finished for m in self.members):
-            self.dead.set()
-
-    def _drop(self, m: Member) -> None:
-        if m.result is not None:
-            m.result.close()
-            m.result = None
-        if self.reservation is not None:
-            self.reservation.release(min(self.batch.ws.total, self.reservation.nbytes))
-
-    def drop_dead(self) -> bool:
-        """Drop the members whose job has ended (their buffers and memory released); any left?"""
-        with self._lock:
-            live = []
-            for m in self.members:
-                if m.job.finished:
-                    self._drop(m)
-                else:
-                    live.append(m)
-            self.members = live
-            return bool(live)
-
-    def resolve(self, m: Member, result: SynthResult | None) -> bool:
-        """Record one member's synthesis outcome (None: dropped); True once the unit is complete."""
-        with self._lock:
-            m.resolved = True
-            if result is None or m.job.finished:
-                if result is not None:
-                    result.close()
-                self._drop(m)
-                self.members = [x for x in self.members if x is not m]
-            else:
-                m.result = result
-            return all(x.resolved for x in self.members)
-
-    def results(self) -> list[SynthResult]:
-        return [m.result for m in self.members]  # type: ignore[misc]
-
-    def close_results(self) -> None:
-        for m in self.members:
-            if m.result is not None:
-                m.result.close()
-                m.result = None
-
-    def release_abc(self) -> None:
-        if self.reservation is not None:
-            self.reservation.release(min(self.batch.ws.abc * self.k, self.reservation.nbytes))
-
-    def record(self, tl: Timeline, attrs: Mapping[str, Any]) -> None:
-        for m in self.members:
-            spans = [dataclasses.replace(s, attrs={**attrs, **s.attrs}) for s in tl.spans]
-            m.job.add_spans(spans)
-
-    def finish(self) -> None:
-        """The unit is done (proved, failed or dropped): give back everything it still holds."""
-        with self._lock:
-            if self._finished:
-                return
-            self._finished = True
-            for m in self.members:
-                if m.result is not None:
-                    m.result.close()
-                    m.result = None
-            if self.reservation is not None:
-                self.reservation.release()
-            self.pending = None
-        self.batch.unit_finished()
-        self.batch.engine._unit_done()
-
-
-# --- the SRS loader ------------------------------------------------------------------------------
-
-
-class _Loader:
-    """SrsLoader for the engine: keys are SrsKey(ref, device, params_dir) (cuzk.engine.keys)."""
-
-    def __init__(self, config: EngineConfig) -> None:
-        self.config = config
-
-    def size(self, key: Hashable) -> int:
-        name, device, _ = SrsKey(*key)  # type: ignore[misc]
-        return srs_size(self.config, name, device)
-
-    def load(self, key: Hashable) -> Any:
-        name, device, params_dir = SrsKey(*key)  # type: ignore[misc]
-        cfg = self.config
-        return work.load_resident(
-            name,
-            cfg.backend,
-            device,
-            g2_on_cpu=cfg.g2_on_cpu,
-            params_dir=params_dir,
-            precompute=cfg.msm_precompute,
-        )
-
-    def unload(self, key: Hashable, value: Any) -> None:
-        """Free the entry's device bases now (no lease holds it: the manager unloads only idle
-        entries), so the backend's memory and its `resident` count drop at eviction, not at the
-        next garbage collection; precomputed copies can be tens of GiB."""
-        from cuzk.groth16.srs import release_queries
-
-        release_queries(value.srs)
-
-
-def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:
-    """Bytes a loaded SRS of `circuit` holds on `device`, with its precomputed copies."""
-    if cfg.msm_precompute <= 1:
-        return work.srs_bytes(circuit)
-    backend = work.device_backend(cfg.backend, device)
-    return work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
-
 
 # --- the engine ----------------------------------------------------------------------------------
 
@@ -589,7 +78,7 @@ class Engine:
         self.config = cfg = config or EngineConfig()
         self.hooks = cfg.hooks or EngineHooks()
         self.budget = MemoryBudget(cfg.budget_bytes())
-        self.srs = SrsManager(self.budget, _Loader(cfg), min_idle_s=cfg.min_srs_idle_s, clock=cfg.clock)
+        self.srs = SrsManager(self.budget, Loader(cfg), min_idle_s=cfg.min_srs_idle_s, clock=cfg.clock)
         self.scheduler = Scheduler(
             BatchCollector(max_batch_size=cfg.max_batch_size, max_batch_wait_s=cfg.max_batch_wait_ms / 1e3),
             clock=cfg.clock,
@@ -949,7 +438,14 @@ class Engine:
         t1 = time.perf_counter()
         for j in jobs:
             j.add_spans([Span("srs_load", t0, t1, attrs={"device": device, "circuit": circuit})])
-        batch = Batch(self, jobs, device, lease, next(self._batch_seq))
+        batch = Batch(
+            jobs,
+            device,
+            lease,
+            next(self._batch_seq),
+            toggles=self.config.toggles,
+            on_unit_done=self._unit_done,
+        )
         with self._lock:
             self._units += batch.partitions  # planned: each is finished or dropped exactly once
         self.synth_queue.put(batch.key(), batch)
@@ -962,7 +458,12 @@ class Engine:
     def pool(self) -> SynthPool:
         """The synthesis pool, started on first use (by the feeder thread)."""
         if self._pool is None:
-            self._pool = SynthPool(self.config.synthesis_workers, cache_dir=self.config.cache_dir)
+            cfg = self.config
+            self._pool = SynthPool(
+                cfg.synthesis_workers,
+                cache_dir=cfg.cache_dir,
+                threads_per_worker=cfg.synthesis_threads or None,
+            )
         return self._pool
 
     # --- stage: feeder (memory, then the synthesis pool) ---
@@ -1026,7 +527,7 @@ class Engine:
             return
         if is_zkey(unit.circuit):  # a circom witness needs no synthesis process: the GPU stage loads it
             for m in list(unit.members):
-                hand = _WitnessHandOver(m.job.request.witnesses[unit.partition])  # type: ignore[index]
+                hand = WitnessHandOver(m.job.request.witnesses[unit.partition])  # type: ignore[index]
                 if unit.resolve(m, hand):  # type: ignore[arg-type]
                     self._to_gpu(unit)
             return
@@ -1115,17 +616,6 @@ class Engine:
                 self._finish(job, JobStatus.COMPLETED)
             else:
                 self._fail(job, error)
-
-
-@dataclass
-class _WitnessHandOver:
-    """A zkey partition's hand-over: its circom witness (a .wtns path or an (nVars, 4) array)."""
-
-    source: Any
-    abc: None = None
-
-    def close(self) -> None:
-        pass
 
 
 def _synth_spans(out: SynthResult | SynthFailure, partition: int) -> list[Span]:

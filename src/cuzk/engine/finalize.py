@@ -16,7 +16,7 @@ from cuzk.engine import work
 from cuzk.instrument import Timeline
 
 if TYPE_CHECKING:
-    from cuzk.engine.engine import Unit
+    from cuzk.engine.model import Unit
     from cuzk.engine.scheduler import WorkQueue
     from cuzk.groth16.proof import Proof
 

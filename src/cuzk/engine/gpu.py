@@ -26,7 +26,7 @@ from cuzk.engine import work
 from cuzk.instrument import Span, Timeline
 
 if TYPE_CHECKING:
-    from cuzk.engine.engine import Unit
+    from cuzk.engine.model import Unit
     from cuzk.engine.scheduler import WorkQueue
 
 

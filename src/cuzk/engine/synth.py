@@ -108,7 +108,7 @@ class SynthResult:
     pid: int = 0
     nbytes: int = 0  # size of the shared-memory block
     shm_name: str = ""
-    _release: weakref.finalize | None = field(default=None, repr=False)
+    _release: weakref.finalize[..., Any] | None = field(default=None, repr=False)
 
     def close(self) -> None:
         """Unlink the block and drop this result's views; idempotent (also run if it is collected).
@@ -181,7 +181,7 @@ class _Entry:
     task: SynthTask
     done: Callback
     shm_name: str
-    key: tuple = ()
+    key: tuple[int, ...] = ()
     cancelled: bool = False
     started: bool = False  # the worker has acknowledged it
     registered: bool = False  # its block's name is with the resource tracker (from its first send)
@@ -223,7 +223,7 @@ class SynthPool:
         self.cache_dir = cache_dir
         self.preload = tuple(preload)
         self._lock = threading.Lock()
-        self._queue: list[tuple[tuple, int, _Entry]] = []
+        self._queue: list[tuple[tuple[int, ...], int, _Entry]] = []
         self._ids = itertools.count()
         self._tag = f"{SHM_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-"
         self._closing = False
@@ -253,7 +253,7 @@ class SynthPool:
     def workers(self) -> int:
         return len(self._slots)
 
-    def submit(self, task: SynthTask, done: Callback, *, key: tuple = ()) -> None:
+    def submit(self, task: SynthTask, done: Callback, *, key: tuple[int, ...] = ()) -> None:
         """Queue a task; `done` gets its one outcome on the pool's callback thread."""
         if (task.seed is None) == (task.instance is None):
             raise UsageError(f"task {task.job_id}/{task.partition}: give exactly one of seed and instance")
@@ -430,7 +430,7 @@ class SynthPool:
                 self._died(s)
         return False
 
-    def _handle(self, slot: _Slot, msg: tuple) -> None:
+    def _handle(self, slot: _Slot, msg: tuple[Any, ...]) -> None:
         if msg[0] == "ready":
             with self._lock:
                 slot.ready = True
@@ -549,7 +549,7 @@ def _shutdown_at_exit(ref: weakref.ref[SynthPool]) -> None:
 
 
 def _map_result(
-    entry: _Entry, layout: list[tuple[str, tuple, int]], nbytes: int, spans: list[dict[str, Any]],
+    entry: _Entry, layout: list[tuple[str, tuple[int, ...], int]], nbytes: int, spans: list[dict[str, Any]],
     worker: int, pid: int,
 ) -> SynthResult:  # fmt: skip
     """Map the worker's block and wrap its arrays as views (no copy)."""

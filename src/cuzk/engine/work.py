@@ -153,7 +153,7 @@ def load_resident(
     device: int,
     *,
     g2_on_cpu: bool,
-    params_dir: str | os.PathLike | None,
+    params_dir: str | os.PathLike[str] | None,
     precompute: int = 1,
 ) -> Resident:
     """Parameters for `name` on `device` (generated and cached once when absent), made resident;

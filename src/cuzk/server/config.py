@@ -48,11 +48,10 @@ class DaemonConfig:
     eviction_min_idle_s: float = 300.0
     devices: tuple[int, ...] = ()
     gpu_workers_per_device: int = 2
-    gpu_threads: int = 0
     max_batch_size: int = 1
     max_batch_wait_ms: int = 10_000
-    synthesis_threads: int = 0
-    max_parallel_synthesis: int = 0  # 0 = one synthesis worker per core
+    synthesis_threads: int = 0  # numba threads per synthesis worker; 0 = cores // workers
+    max_parallel_synthesis: int = 0  # synthesis workers; 0 = half the cores
     queue_limit: int = 1000  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
     result_retention_s: float = 3600.0
     state_dir: str = ""  # the job journal's folder; "" = <user cache>/daemon/<listen address>
@@ -176,7 +175,6 @@ KEYS: dict[str, tuple[str, _Parser]] = {
     "memory.safety_margin": ("safety_margin", parse_size),
     "memory.eviction_min_idle": ("eviction_min_idle_s", parse_duration),
     "gpus.devices": ("devices", _devices),
-    "gpus.gpu_threads": ("gpu_threads", _count(0)),
     "gpus.gpu_workers_per_device": ("gpu_workers_per_device", _count(1)),
     "scheduler.max_batch_size": ("max_batch_size", _count(1)),
     "scheduler.max_batch_wait_ms": ("max_batch_wait_ms", _count(0)),
@@ -191,6 +189,7 @@ KEYS: dict[str, tuple[str, _Parser]] = {
 #: Keys the reference reads but does not use (or deprecated): accepted so old files load, reported.
 IGNORED_KEYS = frozenset(
     {
+        "gpus.gpu_threads",  # the reference's C++ CPU pool; our G2 MSM runs in the finalizer threads
         "memory.pinned_budget",
         "memory.working_memory_budget",
         "scheduler.sort_by_type",

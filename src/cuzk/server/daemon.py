@@ -43,6 +43,7 @@ def engine_config(cfg: DaemonConfig) -> Any:
         devices=cfg.devices or (0,),
         gpu_workers_per_device=cfg.gpu_workers_per_device,
         synthesis_workers=workers,
+        synthesis_threads=cfg.synthesis_threads,
         max_batch_size=cfg.max_batch_size,
         max_batch_wait_ms=cfg.max_batch_wait_ms,
         memory_budget=cfg.total_budget if cfg.total_budget is not None else "auto",
