@@ -50,13 +50,13 @@ def test_queued_partitions_are_not_made_until_fed_and_cancel_drops_them_at_once(
     ]
     for _ in queued:
         assert dispatched.acquire(timeout=WAIT)  # every job is past the dispatcher, in the synthesis queue
-    assert engine.status()["queues"]["synthesis"] == JOBS * PARTITIONS
+    assert engine.status().queues.synthesis == JOBS * PARTITIONS
     assert units_alive() <= 2  # job 1's, and at most the one the feeder made next: not 204,800
 
     for h in queued:
         assert h.cancel()
     st = engine.status()
-    assert st["queues"]["synthesis"] == 0  # dropped by the cancels themselves, nothing left to drain
+    assert st.queues.synthesis == 0  # dropped by the cancels themselves, nothing left to drain
     assert all(h.result(0).status is JobStatus.CANCELLED for h in queued)
     gate.open()
     assert_proofs(first.result(WAIT), CIRCUIT, seeded(CIRCUIT, 7))

@@ -40,7 +40,7 @@ def engine() -> Iterator[Engine]:
     with Engine(EngineConfig(backend="cpu", memory_budget="256MiB")) as e:
         yield e
         assert e.wait_idle(WAIT) and in_flight_beyond_srs(e) == 0
-        assert e.status()["synthesis_workers"]["pids"] == []  # no process was needed
+        assert e.status().synthesis_workers.pids == []  # no process was needed
 
 
 def test_a_zkey_job_proves_each_witness_in_partition_order(engine, files):

@@ -49,7 +49,7 @@ def engine() -> Iterator[Engine]:
 
 
 def srs_keys(engine: Engine) -> list[tuple]:
-    return sorted(tuple(e["key"]) for e in engine.status()["srs"] if e["tier"] == "hot")
+    return sorted(tuple(e.key) for e in engine.status().srs if e.tier == "hot")
 
 
 def test_a_zkey_is_one_key_however_its_path_is_written(

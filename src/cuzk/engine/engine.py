@@ -31,7 +31,6 @@ memory given back. Every accepted job ends in exactly one terminal status.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import itertools
 import logging
@@ -39,7 +38,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from cuzk.engine import work
 from cuzk.engine.finalize import Finalizer
@@ -52,6 +50,19 @@ from cuzk.engine.request import JobStatus, ProofRequest
 from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
 from cuzk.engine.settings import REQUEST_TOGGLES, EngineConfig, EngineHooks
 from cuzk.engine.srs import SrsManager
+from cuzk.engine.stats import (
+    DeviceStats,
+    EngineStats,
+    GpuBusy,
+    GpuWorkerStats,
+    JobProgress,
+    KindCounts,
+    MemoryStats,
+    PartitionState,
+    QueueStats,
+    RecentJob,
+    SynthesisStats,
+)
 from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult
 from cuzk.errors import (
     BudgetExceededError,
@@ -95,7 +106,7 @@ class Engine:
         self._closed = False
         self.counters = {"submitted": 0, "completed": 0, "failed": 0, "cancelled": 0}
         self._by_family: dict[str, dict[str, int]] = {}  # status -> family -> jobs
-        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)  # for the status page
+        self._recent: collections.deque[RecentJob] = collections.deque(maxlen=20)  # for the status page
         self._listeners: list[Callable[[JobResult, ProofRequest], None]] = []
         self._started = time.perf_counter()
         # started on first use: an engine that never proves spawns no process
@@ -205,7 +216,8 @@ class Engine:
         folder = params_dir if params_dir is not None else self.config.params_dir
         return KeyId.named(name, params_dir=None if folder is None else os.fspath(folder))
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> EngineStats:
+        """The engine now, typed (cuzk.engine.stats); `.as_dict()` for JSON."""
         with self._lock:
             self._prune()
             jobs = {s.value: 0 for s in JobStatus}
@@ -224,51 +236,54 @@ class Engine:
         busy = {d: busy_seconds(lk.snapshot(), self._started, now) for d, lk in self.locks.items()}
         wall = max(now - self._started, 1e-9)
         worker_states = [w.status() for w in self.gpu_workers]
-        return {
-            "srs": [dataclasses.asdict(e) for e in self.srs.status()],
-            "queues": {
-                "intake": len(self.scheduler),
-                "synthesis": sum(b.partitions - b.next_partition for b in self.synth_queue.items()),
-                "gpu": {d: len(q) for d, q in self.gpu_queues.items()},
-                "finalize": len(self.finalize_queue),
-            },
-            "synthesis_workers": {
-                "workers": self.config.synthesis_workers,
-                "busy": self._pool.busy() if self._pool is not None else 0,
-                "pids": self._pool.worker_pids() if self._pool is not None else [],
-            },
-            "gpu_workers": [{**w, "family": families.get(w["job"] or "", "")} for w in worker_states],
-            "devices": {d: self._device_info(d) for d in self.config.devices},
-            "jobs_in_flight": in_flight,
-            "recent_jobs": recent,
-            "completed_by_family": by_family.get("completed", {}),
-            "failed_by_family": by_family.get("failed", {}),
-            "memory": self.budget.snapshot(),
-            "jobs": jobs,
-            "jobs_by_kind": by_kind,  # in flight, per proof family: queued / running
-            "counters": counters,
-            "gpu_busy": {
-                "per_device": {d: b / wall for d, b in busy.items()},
-                "fraction": self.gpu_busy(self._started, now),
-                "seconds": busy,
-            },
-        }
+        return EngineStats(
+            srs=self.srs.status(),
+            queues=QueueStats(
+                intake=len(self.scheduler),
+                synthesis=sum(b.partitions - b.next_partition for b in self.synth_queue.items()),
+                gpu={d: len(q) for d, q in self.gpu_queues.items()},
+                finalize=len(self.finalize_queue),
+            ),
+            synthesis_workers=SynthesisStats(
+                workers=self.config.synthesis_workers,
+                busy=self._pool.busy() if self._pool is not None else 0,
+                pids=self._pool.worker_pids() if self._pool is not None else [],
+            ),
+            gpu_workers=[
+                GpuWorkerStats(w.device, w.index, w.state, w.job, w.partition, families.get(w.job or "", ""))
+                for w in worker_states
+            ],
+            devices={d: self._device_info(d) for d in self.config.devices},
+            jobs_in_flight=in_flight,
+            recent_jobs=recent,
+            completed_by_family=by_family.get("completed", {}),
+            failed_by_family=by_family.get("failed", {}),
+            memory=MemoryStats.of(self.budget.snapshot()),
+            jobs=jobs,
+            jobs_by_kind={k: KindCounts(**v) for k, v in by_kind.items()},
+            counters=counters,
+            gpu_busy=GpuBusy(
+                per_device={d: b / wall for d, b in busy.items()},
+                fraction=self.gpu_busy(self._started, now),
+                seconds=busy,
+            ),
+        )
 
-    def _device_info(self, device: int) -> dict[str, Any]:
+    def _device_info(self, device: int) -> DeviceStats:
         """The device's name and memory as its backend reports them (0 where unknown)."""
         try:
             be = work.device_backend(self.config.backend, device)
             desc, mem = be.describe(), be.memory_info()
         except Exception as exc:  # a status query must answer even when a device is unwell
-            return {"name": f"device {device} ({type(exc).__name__})", "total_bytes": 0, "free_bytes": 0}
-        return {
-            "name": str(desc.get("device") or desc.get("label") or f"device {device}"),
-            "total_bytes": int(mem.get("total") or 0),
-            "free_bytes": int(mem.get("free") or 0),
-            "resident_bytes": int(mem.get("resident") or 0),
-        }
+            return DeviceStats(f"device {device} ({type(exc).__name__})")
+        return DeviceStats(
+            name=str(desc.get("device") or desc.get("label") or f"device {device}"),
+            total_bytes=int(mem.get("total") or 0),
+            free_bytes=int(mem.get("free") or 0),
+            resident_bytes=int(mem.get("resident") or 0),
+        )
 
-    def _progress(self, job: Job) -> dict[str, Any]:
+    def _progress(self, job: Job) -> JobProgress:
         """A job in flight, partition by partition (for the status page): caller holds the lock."""
         states = ["pending"] * job.partitions
         for unit in list(job.units):
@@ -285,14 +300,14 @@ class Engine:
                 states[unit.partition] = "synthesizing"
         for p in job.proofs:
             states[p] = "done"
-        return {
-            "job_id": job.job_id,
-            "family": job.request.family,
-            "circuit": job.key,
-            "status": job.status.value,
-            "started_secs_ago": time.perf_counter() - job.submitted,
-            "partitions": [{"index": i, "state": st} for i, st in enumerate(states)],
-        }
+        return JobProgress(
+            job_id=job.job_id,
+            family=job.request.family,
+            circuit=job.key,
+            status=job.status.value,
+            started_secs_ago=time.perf_counter() - job.submitted,
+            partitions=[PartitionState(i, st) for i, st in enumerate(states)],
+        )
 
     def add_listener(self, fn: Callable[[JobResult, ProofRequest], None]) -> None:
         """Call `fn(result, request)` once per job as it reaches its terminal status (metrics, journals)."""
@@ -369,7 +384,7 @@ class Engine:
             family = self._by_family.setdefault(status.value, {})
             family[job.request.family] = family.get(job.request.family, 0) + 1
             spans = [r for r in job.timeline.records() if r["depth"] == 0]
-            self._recent.append({"job_id": job.job_id, "status": status.value, "spans": spans})
+            self._recent.append(RecentJob(job.job_id, status.value, spans))
             listeners = list(self._listeners)
             self._idle.notify_all()
         assert job.result is not None

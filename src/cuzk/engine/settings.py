@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cuzk import defaults as D
 from cuzk.engine.memory import auto_budget
 from cuzk.errors import UsageError
 from cuzk.units import parse_size
@@ -84,31 +85,33 @@ class EngineConfig:
 
     backend: str = "auto"  # cpu | cuda | auto
     devices: tuple[int, ...] = (0,)  # device ordinals (with cpu: that many CPU "devices")
-    gpu_workers_per_device: int = 2  # the reference's default
-    synthesis_workers: int = 2  # worker processes
+    gpu_workers_per_device: int = D.GPU_WORKERS_PER_DEVICE
+    synthesis_workers: int = D.SYNTHESIS_WORKERS  # worker processes
     synthesis_threads: int = 0  # numba threads per synthesis worker; 0: cores // synthesis_workers
     finalizer_workers: int = 2
-    max_batch_size: int = 1  # the reference's default: batching off
-    max_batch_wait_ms: int = 10_000  # the reference's default
+    max_batch_size: int = D.MAX_BATCH_SIZE
+    max_batch_wait_ms: int = D.MAX_BATCH_WAIT_MS
     memory_budget: int | str = "auto"
     memory_margin: int | str = "2GiB"
     result_retention_s: float = 600.0  # the reference keeps results forever; we prune
-    min_srs_idle_s: float = 300.0  # an idle SRS entry is evictable after this long
-    queue_limit: int = 1000  # jobs accepted and not yet finished
+    min_srs_idle_s: float = D.EVICTION_MIN_IDLE_S  # an idle SRS entry is evictable after this long
+    queue_limit: int = D.QUEUE_LIMIT  # jobs accepted and not yet finished
     #: a/b/c computed in the synthesis worker (True) or on the device (False); None: by backend,
     #: on the device with CUDA (porep-full on an H200: 3.88 s per sector against 6.83 s, where the
     #: workers' CPU SpMV bound the run), in the worker on the CPU backend (else the SpMV moves
     #: onto the one "device" stage).
     abc_on_worker: bool | None = None
-    split_finalize: bool = True  # finalize in finalizer threads (else in the GPU worker, after the lock)
-    prestage_uploads: bool = True  # a unit's vectors go to the device before the lock is taken
+    split_finalize: bool = (
+        D.SPLIT_FINALIZE
+    )  # finalize in finalizer threads (else in the GPU worker, after the lock)
+    prestage_uploads: bool = D.PRESTAGE_UPLOADS  # a unit's vectors go to the device before the lock is taken
     #: shifted copies of each G1 query base kept with a loaded SRS (1: none); their bytes count
     #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only)
-    msm_precompute: int = 1
+    msm_precompute: int = D.MSM_PRECOMPUTE
     toggles: Mapping[str, Any] = field(
         default_factory=dict
     )  # the other named toggles (msm.window.*, staging)
-    g2_on_cpu: bool = True  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
+    g2_on_cpu: bool = D.G2_ON == "cpu"  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
     cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
     #: the parameter folder of requests that name none, and of preload/evict (the daemon's
     #: srs.param_cache); None: the user cache

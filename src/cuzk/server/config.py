@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuzk import defaults as D
 from cuzk.errors import UsageError
 from cuzk.units import parse_duration, parse_size
 
@@ -45,20 +46,20 @@ class DaemonConfig:
     grace_period_s: float = 30.0  # on SIGTERM/SIGINT: finish in-flight work this long, then cancel
     total_budget: int | None = None  # None = auto (available memory minus the margin)
     safety_margin: int = 5 << 30
-    eviction_min_idle_s: float = 300.0
+    eviction_min_idle_s: float = D.EVICTION_MIN_IDLE_S
     devices: tuple[int, ...] = ()
-    gpu_workers_per_device: int = 2
-    max_batch_size: int = 1
-    max_batch_wait_ms: int = 10_000
+    gpu_workers_per_device: int = D.GPU_WORKERS_PER_DEVICE
+    max_batch_size: int = D.MAX_BATCH_SIZE
+    max_batch_wait_ms: int = D.MAX_BATCH_WAIT_MS
     synthesis_threads: int = 0  # numba threads per synthesis worker; 0 = cores // workers
     max_parallel_synthesis: int = 0  # synthesis workers; 0 = half the cores
-    queue_limit: int = 1000  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
+    queue_limit: int = D.QUEUE_LIMIT  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
     result_retention_s: float = 3600.0
     state_dir: str = ""  # the job journal's folder; "" = <user cache>/daemon/<listen address>
     on_restart: str = "rerun"  # jobs a restart interrupted: "rerun" them or "fail" them
     param_cache: str = ""  # parameter folders (`cuzk setup` output); "" = the user cache
     preload: tuple[str, ...] = ()
-    msm_precompute: int = 1  # shifted copies of the G1 bases per loaded SRS (1 = off)
+    msm_precompute: int = D.MSM_PRECOMPUTE  # shifted copies of the G1 bases per loaded SRS (1 = off)
     backend: str = "auto"
     log_level: str = "info"
     circuits: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CIRCUITS))

@@ -14,7 +14,6 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 import grpc
@@ -22,6 +21,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from cuzk.engine import JobStatus, Priority, ProofRequest
+from cuzk.engine.stats import DeviceStats, EngineStats, GpuWorkerStats
 from cuzk.errors import CuzkError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
 from cuzk.server.v1 import proving_pb2 as pb
@@ -478,7 +478,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         text = self.metrics.text() if self.metrics is not None else ""
         with self._waiting_lock:
             waiting = self._waiting
-        busy = self.engine.status()["synthesis_workers"]["busy"]
+        busy = self.engine.status().synthesis_workers.busy
         text += (
             "# HELP cuzk_rpc_waiting Prove and AwaitProof calls waiting for their job now\n"
             f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {waiting}\n"
@@ -515,42 +515,46 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
 _TIERS = {"hot": pb.SRSStatus.HOT, "warm": pb.SRSStatus.WARM, "cold": pb.SRSStatus.COLD}
 
 
-def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusResponse:
+def srs_circuit_id(key: Any) -> str:
+    """The circuit id an SRS entry is shown under: its key's ref (cuzk.engine.keys.SrsKey)."""
+    return str(key[0] if isinstance(key, list | tuple) else key)
+
+
+def status_message(st: EngineStats, *, uptime: float) -> pb.GetStatusResponse:
     """GetStatusResponse from engine.status(): each device once, every SRS entry with its true tier."""
     msg = pb.GetStatusResponse(
-        total_proofs_completed=int(st["counters"].get("completed", 0)),
-        total_proofs_failed=int(st["counters"].get("failed", 0)),
+        total_proofs_completed=int(st.counters.get("completed", 0)),
+        total_proofs_failed=int(st.counters.get("failed", 0)),
         uptime_seconds=int(uptime),
-        memory_budget_bytes=int(st["memory"]["total"]),
-        memory_reserved_bytes=int(st["memory"]["used"]),
-        memory_peak_bytes=int(st["memory"].get("peak", 0)),
+        memory_budget_bytes=st.memory.total,
+        memory_reserved_bytes=st.memory.used,
+        memory_peak_bytes=st.memory.peak,
     )
-    by_device: dict[int, list[Mapping[str, Any]]] = {}
-    for w in st["gpu_workers"]:
-        by_device.setdefault(int(w["device"]), []).append(w)
+    by_device: dict[int, list[GpuWorkerStats]] = {}
+    for w in st.gpu_workers:
+        by_device.setdefault(w.device, []).append(w)
     for device, workers in sorted(by_device.items()):
-        busy = next((w for w in workers if w.get("job")), None)
-        info = st.get("devices", {}).get(device, {})
+        busy = next((w for w in workers if w.job), None)
+        info = st.devices.get(device, DeviceStats(f"GPU {device}"))
         msg.gpus.add(
             ordinal=device,
-            name=str(info.get("name", f"GPU {device}")),
-            vram_total_bytes=int(info.get("total_bytes", 0)),
-            vram_free_bytes=int(info.get("free_bytes", 0)),
-            current_job_id=str(busy["job"]) if busy else "",
-            current_proof_kind=display_kind(str(busy.get("family", ""))) if busy else "",
+            name=info.name,
+            vram_total_bytes=info.total_bytes,
+            vram_free_bytes=info.free_bytes,
+            current_job_id=str(busy.job) if busy else "",
+            current_proof_kind=display_kind(busy.family) if busy else "",
             workers=len(workers),
-            busy_workers=sum(1 for w in workers if w.get("job")),
+            busy_workers=sum(1 for w in workers if w.job),
         )
-    for entry in st["srs"]:
-        key = entry["key"]
+    for entry in st.srs:
         msg.loaded_srs.add(
-            circuit_id=str(key[0] if isinstance(key, list | tuple) else key),
-            tier=_TIERS.get(str(entry["tier"]), pb.SRSStatus.COLD),
-            size_bytes=int(entry["size_bytes"]),
-            ref_count=int(entry["ref_count"]),
+            circuit_id=srs_circuit_id(entry.key),
+            tier=_TIERS.get(entry.tier, pb.SRSStatus.COLD),
+            size_bytes=entry.size_bytes,
+            ref_count=entry.ref_count,
         )
-    for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
-        msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
+    for kind, q in sorted(st.jobs_by_kind.items()):  # jobs in flight by family: queued / running
+        msg.queues.add(proof_kind=display_kind(kind), pending=q.queued, in_progress=q.running)
     return msg
 
 
