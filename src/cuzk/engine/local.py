@@ -22,26 +22,18 @@ instance of seed + j.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from cuzk.backends.base import Backend
 from cuzk.engine.keys import KeyId
+from cuzk.engine.load import LoadedKey, load_key
 from cuzk.engine.request import ProofRequest
 from cuzk.errors import UnknownCircuitError
-from cuzk.groth16.api import load_or_create_parameters
 from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
-from cuzk.groth16.srs import make_resident, release_queries
+from cuzk.groth16.srs import release_queries
 from cuzk.instrument import Timeline
-
-
-@dataclass
-class _Resident:
-    key: ProvingKey
-    circuit: Any  # the registry Circuit whose witnesses this key proves; None for a zkey
-    params_dir: Path | None = None  # where the parameters (and their .vk) are; None for a zkey
 
 
 def _seeded_witness(circuit: Any, seed: int) -> Any:
@@ -66,7 +58,7 @@ class LocalProver:
         self.precompute = precompute  # copies of the G1 query bases per resident key (msm.precompute)
         self.progress = progress or (lambda _m: None)
         self.loads = 0  # keys made resident so far (a key proved again is not loaded again)
-        self._resident: dict[KeyId, _Resident] = {}  # one per key and folder (cuzk.engine.keys)
+        self._resident: dict[KeyId, LoadedKey] = {}  # one per key and folder (cuzk.engine.keys)
 
     def prove(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProveResult:
         """All partitions of the request as one batch; every proof verified (ProofError otherwise)."""
@@ -101,57 +93,17 @@ class LocalProver:
         """The refs of the resident keys: circuit names, "zkey:<abs path>" for zkeys."""
         return [ident.ref for ident in self._resident]
 
-    def _entry(self, request: ProofRequest, tl: Timeline) -> _Resident:
+    def _entry(self, request: ProofRequest, tl: Timeline) -> LoadedKey:
         ident = KeyId.of(request)
         entry = self._resident.get(ident)
         if entry is None:
-            entry = self._load_circuit(request, tl) if request.circuit else self._load_zkey(request, tl)
+            entry = load_key(
+                ident, self.backend, g2_backend=self.g2_backend, precompute=self.precompute,
+                checked=self.checked, progress=self.progress, timeline=tl,
+            )  # fmt: skip
             self._resident[ident] = entry
             self.loads += 1
         return entry
-
-    def _load_circuit(self, request: ProofRequest, tl: Timeline) -> _Resident:
-        from cuzk.circuits import get_circuit
-
-        circuit = get_circuit(request.circuit or "")
-        with tl.span("topology"):
-            topo = circuit.topology()
-        with tl.span("load_params"):
-            params_dir, params = load_or_create_parameters(
-                circuit.name,
-                topo,
-                topo.hash,
-                self.backend,
-                directory=None if request.params_dir is None else Path(request.params_dir),
-                checked=self.checked,
-                progress=self.progress,
-                timeline=tl,
-            )
-        with tl.span("make_resident"):
-            key = make_resident(
-                params,
-                topo,
-                self.backend,
-                g2_backend=self.g2_backend,
-                precompute=self.precompute,
-                progress=self.progress,
-            )
-        return _Resident(key, circuit, params_dir)
-
-    def _load_zkey(self, request: ProofRequest, tl: Timeline) -> _Resident:
-        from cuzk.interop.prover import load_proving_key
-        from cuzk.interop.zkey import read_zkey
-
-        with tl.span("load_key"):
-            self.progress(f"loading {request.zkey}")
-            key = load_proving_key(
-                read_zkey(request.zkey or ""),
-                self.backend,
-                g2_backend=self.g2_backend,
-                precompute=self.precompute,
-                progress=self.progress,
-            )
-        return _Resident(key, None)
 
     @staticmethod
     def _witnesses(request: ProofRequest, circuit: Any) -> list[WitnessSource]:
