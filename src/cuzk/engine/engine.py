@@ -11,9 +11,11 @@ memory reservation until the receiver has the item):
   (priority classes, FIFO within one, the batch collector);
 - dispatcher (one thread): takes a batch, picks the device with the shortest
   GPU queue, leases the circuit's parameters there (SrsManager, loading them
-  on demand), and queues one *unit* per partition index: partition j of every
-  job in the batch, proved later as one batched pass of k witnesses;
-- feeder (one thread): takes the highest-priority unit, reserves its working
+  on demand), and queues the batch for synthesis as one entry;
+- feeder (one thread): takes the highest-priority batch and makes its next
+  partition a *unit* (partition j of every job in the batch, proved later as
+  one batched pass of k witnesses; the batch goes back for the rest, so a
+  queued job costs O(1) whatever its partitions), reserves the unit's working
   set from the memory budget (before synthesis starts), and hands each
   member to the synthesis pool when a worker is free (so priorities decide
   what is synthesized next, not the order things were queued in the pool);
@@ -21,7 +23,10 @@ memory reservation until the receiver has the item):
   its device's GPU workers;
 - GPU workers (gpu.py), finalizers (finalize.py), result routing (`_deliver`):
   proofs land in their job's slot for that partition; the job completes when
-  every slot is filled, its proofs concatenated in partition order.
+  every slot is filled, its proofs in partition order.
+
+The data (jobs, batches, units, results) is in model.py, the settings in settings.py, the key
+identity in keys.py, the typed status in stats.py.
 
 A job's first failing partition fails it (the message names the partition
 and the cause); its other partitions are dropped wherever they are, their

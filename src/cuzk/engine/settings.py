@@ -47,7 +47,7 @@ class EngineHooks:
 
     POINTS = ("dispatched", "before_synth", "synth_hold", "after_synth", "before_gpu", "after_gpu",
               "before_finalize")  # fmt: skip
-    # dispatched: the job's unit for that partition is queued for synthesis;
+    # dispatched: the job's batch is queued for synthesis (called for each of its partitions);
     # synth_hold: may return a folder for SynthTask.hold (the worker blocks there: kill tests);
     # after_synth: the partition's witness is handed to the GPU stage.
 
