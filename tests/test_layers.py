@@ -24,7 +24,7 @@ PACKAGE = SRC / "cuzk"
 
 #: Lowest first; a module may import from its own layer and every layer before it.
 LAYERS: list[set[str]] = [
-    {"", "errors", "paths", "config", "toggles", "instrument"},  # "" is the package root (__version__)
+    {"", "errors", "paths", "config", "toggles", "instrument", "units", "defaults"},  # "": the package root
     {"algebra"},
     {"backends"},
     {"r1cs"},

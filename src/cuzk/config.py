@@ -9,7 +9,7 @@ Every environment variable cuzk reads is read here and nowhere else (a test grep
     CUZK_MSM_CHUNKS             cuda.msm_chunks                a positive integer
     CUZK_PROFILE_KERNELS        cuda.profile_kernels           flag: CUDA events around each launch
     CUZK_PINNED_STAGING         cuda.pinned_staging            flag: page-locked upload staging
-    CUZK_DEVICE_MEMORY_BUDGET   cuda.device_memory_budget      '80G', '512M', bytes (parsed by the backend)
+    CUZK_DEVICE_MEMORY_BUDGET   cuda.device_memory_budget      a size ('80GiB', '512MiB', bytes: cuzk.units)
     CUZK_NPM_CACHE              npm.cache                      a folder for the test toolchain (tools/)
     CUZK_ADDR                   client.addr                    the daemon `cuzk client` talks to
     CUZK_TOKEN                  client.token                   its bearer token (kept out of repr)
@@ -100,7 +100,7 @@ class CudaConfig:
     msm_chunks: int | None = None  # scalar upload chunks per MSM; None: the cost model decides
     profile_kernels: bool = False
     pinned_staging: bool = False
-    device_memory_budget: str | None = None  # raw text; `_runtime.parse_budget` reads it
+    device_memory_budget: str | None = None  # raw text; the backend reads it (cuzk.units)
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def _install(env: Mapping[str, str]) -> Config:
     return _current
 
 
-def set_for_children(name: str, value: str) -> None:
-    """Set an environment variable for this process and the processes it starts (a worker's numba
-    thread count, its cache root); the one place besides `from_env` that touches the environment."""
-    os.environ[name] = value
+def child_environment(overrides: Mapping[str, str]) -> dict[str, str]:
+    """The environment for a process cuzk starts (a synthesis worker): this process's, with
+    `overrides` (its numba thread count, its cache root, its import path)."""
+    return {**os.environ, **overrides}

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cuzk import defaults as D
 from cuzk.errors import UsageError
 
 #: "full" precomputation: more copies than any MSM has windows (the backend caps them at that).
@@ -89,7 +90,7 @@ TOGGLES: dict[str, Toggle] = {
         Toggle(
             "msm.precompute",
             "copies",
-            1,
+            D.MSM_PRECOMPUTE,
             "shifted copies 2^(j c) P of each G1 base kept with the SRS (off = 1; full = one per window), so "
             "the windows of an MSM share bucket sets and the window grows: the cost model expects the H200's "
             "G1 MSM 2^24 -17% with full copies (13 x 1.6 GiB) and -7% with 4; built once per SRS load (c "
@@ -98,7 +99,7 @@ TOGGLES: dict[str, Toggle] = {
         Toggle(
             "msm.g2_on",
             "choice",
-            "cpu",
+            D.G2_ON,
             "where the B MSM on G2 runs: cpu keeps it off the device lock in the finalizer (the reference's "
             "split: the GPU takes the next partition ~1.7 s sooner there); device runs it in the kernel region, "
             "faster per proof but serialized with the other MSMs.",
@@ -107,7 +108,7 @@ TOGGLES: dict[str, Toggle] = {
         Toggle(
             "synthesis.abc_on",
             "choice",
-            "auto",
+            D.ABC_ON,
             "where a = A.w, b = B.w, c = C.w are computed: worker (in the synthesis process, on the CPU) or "
             "device (the worker hands over the witness alone, 4x fewer bytes, and the SpMV runs under the "
             "device lock: 14 ms for porep-13m on the H200, so it pays there: 3.88 s per porep-13m sector "
@@ -115,15 +116,15 @@ TOGGLES: dict[str, Toggle] = {
             "with CUDA, worker on the CPU backend.",
             choices=("auto", "worker", "device"),
         ),
-        Toggle("batch.max_size", "int", 1, "same-circuit jobs merged into one prover pass: the reference "
+        Toggle("batch.max_size", "int", D.MAX_BATCH_SIZE, "same-circuit jobs merged into one prover pass: the reference "
                "measured 1.42-1.46x throughput for 2 sectors per pass, at twice the memory per pass."),
-        Toggle("gpu.workers_per_device", "int", 2, "GPU workers per device sharing one kernel-region lock: "
+        Toggle("gpu.workers_per_device", "int", D.GPU_WORKERS_PER_DEVICE, "GPU workers per device sharing one kernel-region lock: "
                "with 2, one worker's host work overlaps the other's kernels (the reference: 100% GPU busy)."),
-        Toggle("synthesis.workers", "int", 2, "synthesis worker processes: throughput scales with cores "
+        Toggle("synthesis.workers", "int", D.SYNTHESIS_WORKERS, "synthesis worker processes: throughput scales with cores "
                "until memory or the GPU bounds it."),
-        Toggle("finalize.split", "bool", True, "G2 MSM, assembly and verification in finalizer threads, off "
+        Toggle("finalize.split", "bool", D.SPLIT_FINALIZE, "G2 MSM, assembly and verification in finalizer threads, off "
                "the GPU worker: the worker picks up the next partition that much sooner."),
-        Toggle("upload.prestage", "bool", True, "a GPU worker uploads its partition's vectors before taking the "
+        Toggle("upload.prestage", "bool", D.PRESTAGE_UPLOADS, "a GPU worker uploads its partition's vectors before taking the "
                "device lock, so copies overlap the other worker's kernels (the reference: NTT+MSM_H "
                "2.4 s -> 0.69 s per partition with pinned, pre-staged uploads). With synthesis.abc_on="
                "device the witness is stacked and uploaded once, before the lock, and the MSMs reuse that "

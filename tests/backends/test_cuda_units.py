@@ -11,7 +11,7 @@ from cuzk.algebra import constants as C
 from cuzk.backends.cuda import _source
 from cuzk.backends.cuda import msm as M
 from cuzk.backends.cuda import ntt as N
-from cuzk.backends.cuda._runtime import parse_budget
+from cuzk.backends.cuda._runtime import device_budget
 from cuzk.errors import UsageError
 
 
@@ -140,21 +140,22 @@ def test_chunk_count():
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("80G", 80 << 30),
-        ("512M", 512 << 20),
-        ("1.5T", int(1.5 * (1 << 40))),
+        ("80GiB", 80 << 30),
+        ("512MiB", 512 << 20),
         ("4096", 4096),
-        ("2gb", 2 << 30),
+        ("2gb", 2 * 10**9),
+        (None, None),
+        ("", None),
     ],
 )
-def test_parse_budget(text, value):
-    assert parse_budget(text) == value
+def test_device_budget(text, value):
+    assert device_budget(text) == value
 
 
-@pytest.mark.parametrize("text", ["lots", "-1G", "0"])
-def test_parse_budget_rejects(text):
+@pytest.mark.parametrize("text", ["lots", "-1G", "0", "80G", "1.5TiB"])
+def test_device_budget_rejects(text):
     with pytest.raises(UsageError):
-        parse_budget(text)
+        device_budget(text)
 
 
 def test_module_sources_inline_each_header_once():

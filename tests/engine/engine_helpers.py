@@ -129,8 +129,10 @@ def assert_proofs(result, circuit: str, instances) -> None:
     c = get_circuit(circuit)
     topo = c.topology()
     vk = params_io.read_vk(params_dir_for(circuit, topo.hash) / f"{circuit}.vk", checked=False)
-    proofs = proofs_from_bytes(result.proofs)
-    assert len(result.proofs) == 192 * len(instances) and len(proofs) == len(instances)
+    proofs = result.proofs
+    assert len(result.proof_bytes()) == 192 * len(instances) and len(proofs) == len(instances)
+    for proof, wire in zip(proofs, proofs_from_bytes(result.proof_bytes()), strict=True):  # the wire form
+        assert proof.to_bytes() == wire.to_bytes()
     assert result.public_inputs == [c.public_inputs(inst) for inst in instances]
     for proof, public in zip(proofs, result.public_inputs, strict=True):
         assert verify(vk, public, proof)

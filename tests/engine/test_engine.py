@@ -9,6 +9,7 @@ public input is rejected.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -51,7 +52,7 @@ def engine() -> Iterator[Engine]:
     )
     with Engine(cfg) as e:
         yield e
-    assert e.status()["jobs"]["running"] == 0 and e.status()["jobs"]["queued"] == 0
+    assert e.status().jobs["running"] == 0 and e.status().jobs["queued"] == 0
 
 
 @pytest.fixture(autouse=True)
@@ -153,7 +154,7 @@ def test_a_bad_partition_fails_its_job_only(engine, events):
     broken = engine.submit(ProofRequest(circuit=CIRCUIT, instances=bad))
     after = engine.submit(req(31))
     r = broken.result(WAIT)
-    assert r.status is JobStatus.FAILED and r.proofs == b""
+    assert r.status is JobStatus.FAILED and r.proofs == []
     assert r.error.startswith("partition 1 synthesis failed: ") and "is not satisfied" in r.error
     assert_proofs(before.result(WAIT), CIRCUIT, seeded(CIRCUIT, 30))
     assert_proofs(after.result(WAIT), CIRCUIT, seeded(CIRCUIT, 31))
@@ -189,7 +190,7 @@ def test_cancel_a_running_job_drops_its_other_partitions(engine, events):
     assert h.cancel() is True
     gate.open()
     r = h.result(0)
-    assert r.status is JobStatus.CANCELLED and r.proofs == b"" and r.error == "cancelled"
+    assert r.status is JobStatus.CANCELLED and r.proofs == [] and r.error == "cancelled"
     assert engine.wait_idle(WAIT)
     assert events.partitions("before_gpu", h.job_id) == [0]
     assert h.job_id not in events.jobs("before_finalize")
@@ -208,7 +209,7 @@ def test_a_killed_synthesis_worker_fails_that_job_and_the_next_succeeds(engine, 
     assert r.status is JobStatus.FAILED
     assert r.error.startswith(f"partition 0 synthesis failed: synthesis worker {pid} died (signal 9")
     assert_proofs(engine.submit(req(71)).result(WAIT), CIRCUIT, seeded(CIRCUIT, 71))
-    assert pid not in engine.status()["synthesis_workers"]["pids"]
+    assert pid not in engine.status().synthesis_workers.pids
 
 
 def test_request_ids_are_idempotent_and_results_are_pruned(engine):
@@ -237,29 +238,31 @@ def test_status_reports_srs_queues_workers_memory_and_busy(engine):
     h = engine.submit(req(90))
     assert gate.entered.wait(WAIT)
     st = engine.status()
-    (w,) = st["gpu_workers"]
-    assert w["device"] == 0 and w["job"] == h.job_id and w["partition"] == 0 and w["state"] == "preparing"
-    assert st["jobs"]["running"] >= 1 and st["jobs_by_kind"]["porep"]["running"] >= 1
+    (w,) = st.gpu_workers
+    assert w.device == 0 and w.job == h.job_id and w.partition == 0 and w.state == "preparing"
+    assert w.family == "porep"
+    assert st.jobs["running"] >= 1 and st.jobs_by_kind["porep"].running >= 1
     with pytest.raises(EngineError):  # in use: never evicted
         engine.evict(CIRCUIT)
     gate.open()
     h.result(WAIT)
     engine.wait_idle(WAIT)
     st = engine.status()
-    (entry,) = [e for e in st["srs"] if e["key"] == (CIRCUIT, 0)]
-    assert entry["tier"] == "hot" and entry["ref_count"] == 0 and entry["size_bytes"] > 0
-    assert entry["loads"] >= 1 and entry["load_seconds"] > 0
-    assert set(st["queues"]) == {"intake", "synthesis", "gpu", "finalize"}
-    assert st["memory"]["total"] == 1 << 30 and st["memory"]["peak"] >= st["memory"]["used"] > 0
-    assert st["counters"]["completed"] >= 1
-    assert 0 < st["gpu_busy"]["fraction"] <= 1
-    assert st["gpu_workers"][0]["state"] == "idle"
+    (entry,) = [e for e in st.srs if e.key == (CIRCUIT, 0, None)]
+    assert entry.tier == "hot" and entry.ref_count == 0 and entry.size_bytes > 0
+    assert entry.loads >= 1 and entry.load_seconds > 0
+    assert set(st.as_dict()["queues"]) == {"intake", "synthesis", "gpu", "finalize"}
+    assert st.memory.total == 1 << 30 and st.memory.peak >= st.memory.used > 0
+    assert st.counters["completed"] >= 1
+    assert 0 < st.gpu_busy.fraction <= 1
+    assert st.gpu_workers[0].state == "idle"
+    assert json.loads(json.dumps(st.as_dict(), default=str))["memory"]["total"] == 1 << 30  # JSON-able
 
 
 def test_evict_and_preload(engine):
-    size = engine.status()["srs"][0]["size_bytes"]
+    size = engine.status().srs[0].size_bytes
     assert size > 0 and engine.evict(CIRCUIT) == {0: (True, size)}
-    assert engine.status()["memory"].get("srs", 0) == 0
+    assert engine.status().memory.by_tag.get("srs", 0) == 0
     already, seconds = engine.preload(CIRCUIT)[0]
     assert already is False and seconds > 0
     assert engine.preload(CIRCUIT)[0][0] is True

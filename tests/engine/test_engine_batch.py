@@ -82,7 +82,7 @@ def test_batches_go_to_both_devices(engine):
     for j, r in enumerate(results):
         assert_proofs(r, CIRCUIT, seeded(CIRCUIT, 10 + j))
     assert {spans(r, "device_lock")[0].attrs["device"] for r in results} == {0, 1}
-    assert {e["key"] for e in engine.status()["srs"]} >= {(CIRCUIT, 0), (CIRCUIT, 1)}
+    assert {e.key for e in engine.status().srs} >= {(CIRCUIT, 0, None), (CIRCUIT, 1, None)}
 
 
 def test_a_proof_that_fails_verification_fails_its_job_only(engine, monkeypatch):
@@ -95,7 +95,7 @@ def test_a_proof_that_fails_verification_fails_its_job_only(engine, monkeypatch)
     monkeypatch.setattr(work, "finalize", swap_first)
     a, b = engine.submit(req(20)), engine.submit(req(21))
     ra, rb = a.result(WAIT), b.result(WAIT)
-    assert ra.status is JobStatus.FAILED and ra.proofs == b""
+    assert ra.status is JobStatus.FAILED and ra.proofs == []
     assert ra.error == "partition 0 proof failed verification; refusing to return it"
     assert_proofs(rb, CIRCUIT, seeded(CIRCUIT, 21))
 
@@ -116,4 +116,4 @@ def test_shutdown_without_waiting_cancels_everything(engine):
     stopper.join(WAIT)
     assert not stopper.is_alive()
     assert in_flight_beyond_srs(engine) == 0
-    assert engine.status()["counters"]["cancelled"] == 5
+    assert engine.status().counters["cancelled"] == 5

@@ -47,7 +47,7 @@ def test_a_job_larger_than_the_whole_budget_fails_at_once():
         assert r.status is JobStatus.FAILED
         assert r.error.startswith("BudgetExceededError: a partition of porep-tiny needs ")
         assert f"whole memory budget is {fits(1) - 1}" in r.error
-        assert e.status()["synthesis_workers"]["pids"] == []
+        assert e.status().synthesis_workers.pids == []
 
 
 def test_the_queue_limit_refuses_and_shutdown_waits_for_accepted_work(engine):

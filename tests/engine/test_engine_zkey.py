@@ -17,7 +17,7 @@ from engine_helpers import WAIT, in_flight_beyond_srs, spans
 from cuzk.algebra import constants as C
 from cuzk.backends import get_backend
 from cuzk.engine import Engine, EngineConfig, JobStatus, ProofRequest
-from cuzk.groth16 import proofs_from_bytes, verify
+from cuzk.groth16 import verify
 from cuzk.interop.setup import setup_zkey
 from cuzk.interop.wtns import write_wtns
 from cuzk.interop.zkey import read_zkey, write_zkey
@@ -40,7 +40,7 @@ def engine() -> Iterator[Engine]:
     with Engine(EngineConfig(backend="cpu", memory_budget="256MiB")) as e:
         yield e
         assert e.wait_idle(WAIT) and in_flight_beyond_srs(e) == 0
-        assert e.status()["synthesis_workers"]["pids"] == []  # no process was needed
+        assert e.status().synthesis_workers.pids == []  # no process was needed
 
 
 def test_a_zkey_job_proves_each_witness_in_partition_order(engine, files):
@@ -53,7 +53,7 @@ def test_a_zkey_job_proves_each_witness_in_partition_order(engine, files):
     assert r.status is JobStatus.COMPLETED, r.error
     assert r.public_inputs == [files["witness"][1:3], other[1:3]]
     vk = read_zkey(files["zkey"]).verifying_key()
-    proofs = proofs_from_bytes(r.proofs)
+    proofs = r.proofs
     assert len(proofs) == 2
     for proof, public in zip(proofs, r.public_inputs, strict=True):
         assert verify(vk, public, proof)
@@ -71,7 +71,7 @@ def test_a_zkey_witness_that_breaks_a_constraint_fails_its_job(engine, files):
     r = engine.submit(ProofRequest(zkey=files["zkey"], witnesses=[files["wtns"], witness_array(w)])).result(
         WAIT
     )
-    assert r.status is JobStatus.FAILED and r.proofs == b""
+    assert r.status is JobStatus.FAILED and r.proofs == []
     assert r.error == "partition 1 proof failed verification; refusing to return it"
     short = engine.submit(ProofRequest(zkey=files["zkey"], witnesses=[witness_array(w[:-1])])).result(WAIT)
     assert short.status is JobStatus.FAILED

@@ -11,7 +11,7 @@ from cuzk.algebra.curves import G1
 from cuzk.backends.cpu import CpuBackend
 from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 from cuzk.engine import EngineConfig, work
-from cuzk.engine.engine import srs_size
+from cuzk.engine.loader import srs_size
 from cuzk.errors import DeviceMemoryError, UnsatisfiedError, UsageError
 from cuzk.groth16 import make_resident, prove, verify
 from cuzk.groth16.keys import Parameters
@@ -118,7 +118,7 @@ def test_the_local_prover_keeps_the_copies_it_is_given(params: Parameters) -> No
 @needs_cxx
 def test_evicting_an_entry_frees_its_tables_at_once(params: Parameters) -> None:
     from cuzk.backends.cuda import CudaBackend
-    from cuzk.engine.engine import _Loader
+    from cuzk.engine.loader import Loader as _Loader
     from cuzk.groth16.verifier import prepare
 
     emu = CudaBackend(runtime=EmulatorRuntime())

@@ -151,7 +151,7 @@ def test_a_killed_synthesis_worker_fails_only_its_job(tmp_path: Path, cache: Pat
         )
         assert warm.result.status == pb.AwaitProofResponse.COMPLETED  # the synthesis pool is up
         verify("winning-tiny", 1, warm.result)
-        workers = [pid for pid, cmd in d.children() if "spawn_main" in cmd]
+        workers = [pid for pid, cmd in d.children() if "cuzk.engine.synth_worker" in cmd]
         assert len(workers) == 1, d.children()  # max_parallel_synthesis = 1
         pid = workers[0]
         os.kill(pid, signal.SIGSTOP)

@@ -236,7 +236,7 @@ def run_batch(
         out.update(busy_figures(timelines))
         out["memory_peak"] = engine.budget.peak()
         out["memory_budget"] = engine.budget.total
-        workers_hwm = [_peak_rss_mib(pid) for pid in engine.status()["synthesis_workers"]["pids"]]
+        workers_hwm = [_peak_rss_mib(pid) for pid in engine.status().synthesis_workers.pids]
     out.update(
         timelines=timelines,
         **summary(rows, t1 - t0, partitions),

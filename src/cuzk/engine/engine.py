@@ -11,9 +11,11 @@ memory reservation until the receiver has the item):
   (priority classes, FIFO within one, the batch collector);
 - dispatcher (one thread): takes a batch, picks the device with the shortest
   GPU queue, leases the circuit's parameters there (SrsManager, loading them
-  on demand), and queues one *unit* per partition index: partition j of every
-  job in the batch, proved later as one batched pass of k witnesses;
-- feeder (one thread): takes the highest-priority unit, reserves its working
+  on demand), and queues the batch for synthesis as one entry;
+- feeder (one thread): takes the highest-priority batch and makes its next
+  partition a *unit* (partition j of every job in the batch, proved later as
+  one batched pass of k witnesses; the batch goes back for the rest, so a
+  queued job costs O(1) whatever its partitions), reserves the unit's working
   set from the memory budget (before synthesis starts), and hands each
   member to the synthesis pool when a worker is free (so priorities decide
   what is synthesized next, not the order things were queued in the pool);
@@ -21,7 +23,10 @@ memory reservation until the receiver has the item):
   its device's GPU workers;
 - GPU workers (gpu.py), finalizers (finalize.py), result routing (`_deliver`):
   proofs land in their job's slot for that partition; the job completes when
-  every slot is filled, its proofs concatenated in partition order.
+  every slot is filled, its proofs in partition order.
+
+The data (jobs, batches, units, results) is in model.py, the settings in settings.py, the key
+identity in keys.py, the typed status in stats.py.
 
 A job's first failing partition fails it (the message names the partition
 and the cause); its other partitions are dropped wherever they are, their
@@ -31,32 +36,42 @@ memory given back. Every accepted job ends in exactly one terminal status.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import itertools
 import logging
 import os
 import threading
 import time
-import uuid
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from collections.abc import Callable
 
 from cuzk.engine import work
 from cuzk.engine.finalize import Finalizer
 from cuzk.engine.gpu import DeviceLock, GpuWorker, busy_seconds
-from cuzk.engine.memory import MemoryBudget, Reservation, auto_budget, parse_size
-from cuzk.engine.request import JobStatus, Priority, ProofRequest
+from cuzk.engine.keys import KeyId, is_zkey, zkey_ref
+from cuzk.engine.loader import Loader, srs_size
+from cuzk.engine.memory import MemoryBudget
+from cuzk.engine.model import Batch, Job, JobHandle, JobResult, Member, Unit, WitnessHandOver
+from cuzk.engine.request import JobStatus, ProofRequest
 from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
-from cuzk.engine.srs import SrsLease, SrsManager
-from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult, SynthTask
+from cuzk.engine.settings import REQUEST_TOGGLES, EngineConfig, EngineHooks
+from cuzk.engine.srs import SrsManager
+from cuzk.engine.stats import (
+    DeviceStats,
+    EngineStats,
+    GpuBusy,
+    GpuWorkerStats,
+    JobProgress,
+    KindCounts,
+    MemoryStats,
+    PartitionState,
+    QueueStats,
+    RecentJob,
+    SynthesisStats,
+)
+from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult
 from cuzk.errors import (
     BudgetExceededError,
     CuzkError,
-    DeadlineExceededError,
     EngineError,
     JobCancelledError,
     QueueFullError,
@@ -64,491 +79,10 @@ from cuzk.errors import (
     UnknownJobError,
     UsageError,
 )
-from cuzk.instrument import Span, Timeline
+from cuzk.groth16.proof import Proof
+from cuzk.instrument import Span
 
 log = logging.getLogger("cuzk.engine")
-
-#: Proof families whose jobs may share a batch (the reference batches PoRep and SnapDeals only).
-BATCHABLE_FAMILIES = frozenset({"porep", "snap"})
-#: Named toggles (cuzk.toggles) that are EngineConfig fields: toggle -> (field, value as the field holds it).
-TOGGLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "batch.max_size": ("max_batch_size", int),
-    "gpu.workers_per_device": ("gpu_workers_per_device", int),
-    "synthesis.workers": ("synthesis_workers", int),
-    "msm.g2_on": ("g2_on_cpu", lambda v: v == "cpu"),
-    "synthesis.abc_on": ("abc_on_worker", lambda v: None if v == "auto" else v == "worker"),
-    "finalize.split": ("split_finalize", bool),
-    "upload.prestage": ("prestage_uploads", bool),
-    "msm.precompute": ("msm_precompute", int),
-}
-#: Toggles a single request may set (ProofRequest.options): they change how its partitions are proved,
-#: not the engine's shape. Jobs with different options never share a batch.
-REQUEST_TOGGLES = ("synthesis.abc_on", "msm.window.h", "msm.window.l", "msm.window.a", "msm.window.b_g1",
-                   "msm.window.b_g2")  # fmt: skip
-
-
-# --- configuration -------------------------------------------------------------------------------
-
-
-class EngineHooks:
-    """Test hooks: callables the stages call at named points with (job_id, partition).
-
-    A hook runs on the stage's own thread, so a hook that waits on an event holds that stage
-    (how tests make orderings certain without sleeping); a hook that raises fails the partition.
-    """
-
-    POINTS = ("dispatched", "before_synth", "synth_hold", "after_synth", "before_gpu", "after_gpu",
-              "before_finalize")  # fmt: skip
-    # dispatched: the job's unit for that partition is queued for synthesis;
-    # synth_hold: may return a folder for SynthTask.hold (the worker blocks there: kill tests);
-    # after_synth: the partition's witness is handed to the GPU stage.
-
-    def __init__(self, **hooks: Callable[[str, int], Any]) -> None:
-        self._hooks: dict[str, Callable[[str, int], Any]] = {}
-        for name, fn in hooks.items():
-            self.set(name, fn)
-
-    def set(self, name: str, fn: Callable[[str, int], Any] | None) -> None:
-        if name not in self.POINTS:
-            raise UsageError(f"unknown hook {name!r}; hooks are {', '.join(self.POINTS)}")
-        if fn is None:
-            self._hooks.pop(name, None)
-        else:
-            self._hooks[name] = fn
-
-    def clear(self) -> None:
-        self._hooks.clear()
-
-    def call(self, name: str, job_id: str, partition: int) -> Any:
-        fn = self._hooks.get(name)
-        return fn(job_id, partition) if fn is not None else None
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """Every engine setting, validated; defaults follow the reference where they mean the same here.
-
-    Sizes take a byte count or text ("14GiB", "512MiB"). `memory_budget` "auto" is the
-    memory available now minus `memory_margin`.
-    """
-
-    backend: str = "auto"  # cpu | cuda | auto
-    devices: tuple[int, ...] = (0,)  # device ordinals (with cpu: that many CPU "devices")
-    gpu_workers_per_device: int = 2  # the reference's default
-    synthesis_workers: int = 2  # worker processes; each gets cores / workers numba threads
-    finalizer_workers: int = 2
-    max_batch_size: int = 1  # the reference's default: batching off
-    max_batch_wait_ms: int = 10_000  # the reference's default
-    memory_budget: int | str = "auto"
-    memory_margin: int | str = "2GiB"
-    result_retention_s: float = 600.0  # the reference keeps results forever; we prune
-    min_srs_idle_s: float = 300.0  # an idle SRS entry is evictable after this long
-    queue_limit: int = 1000  # jobs accepted and not yet finished
-    #: a/b/c computed in the synthesis worker (True) or on the device (False); None: by backend,
-    #: on the device with CUDA (porep-full on an H200: 3.88 s per sector against 6.83 s, where the
-    #: workers' CPU SpMV bound the run), in the worker on the CPU backend (else the SpMV moves
-    #: onto the one "device" stage).
-    abc_on_worker: bool | None = None
-    split_finalize: bool = True  # finalize in finalizer threads (else in the GPU worker, after the lock)
-    prestage_uploads: bool = True  # a unit's vectors go to the device before the lock is taken
-    #: shifted copies of each G1 query base kept with a loaded SRS (1: none); their bytes count
-    #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only)
-    msm_precompute: int = 1
-    toggles: Mapping[str, Any] = field(
-        default_factory=dict
-    )  # the other named toggles (msm.window.*, staging)
-    g2_on_cpu: bool = True  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
-    cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
-    hooks: EngineHooks | None = field(default=None, compare=False)
-    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
-
-    #: Fields `with_settings` (the CLI's --set) may change; hooks and clock are for code only.
-    SETTABLE = (
-        "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
-        "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
-        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
-        "prestage_uploads",
-    )  # fmt: skip
-
-    def __post_init__(self) -> None:
-        from cuzk.backends import NAMES
-
-        if self.backend not in NAMES:
-            raise UsageError(f"backend must be one of {', '.join(NAMES)}, not {self.backend!r}")
-        devices = tuple(self.devices) if isinstance(self.devices, list | tuple) else None
-        if not devices or any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in devices):
-            raise UsageError(f"devices must be a non-empty list of device ordinals, not {self.devices!r}")
-        if len(set(devices)) != len(devices):
-            raise UsageError(f"devices lists a device twice: {list(devices)}")
-        object.__setattr__(self, "devices", devices)
-        for name in ("gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
-                     "max_batch_size", "queue_limit", "msm_precompute"):  # fmt: skip
-            _positive_int(name, getattr(self, name))
-        _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
-        for name in ("result_retention_s", "min_srs_idle_s"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
-                raise UsageError(f"{name} must be a non-negative number of seconds, not {v!r}")
-        if self.abc_on_worker is not None and not isinstance(self.abc_on_worker, bool):
-            raise UsageError(
-                f"abc_on_worker must be true, false or None (by backend), not {self.abc_on_worker!r}"
-            )
-        for name in ("g2_on_cpu", "split_finalize", "prestage_uploads"):
-            if not isinstance(getattr(self, name), bool):
-                raise UsageError(f"{name} must be true or false, not {getattr(self, name)!r}")
-        if self.memory_budget != "auto":
-            parse_size(self.memory_budget)
-        parse_size(self.memory_margin)
-        if self.hooks is not None and not isinstance(self.hooks, EngineHooks):
-            raise UsageError("hooks must be an EngineHooks")
-
-    def budget_bytes(self) -> int:
-        if self.memory_budget == "auto":
-            return auto_budget(parse_size(self.memory_margin))
-        return parse_size(self.memory_budget)
-
-    def with_settings(self, settings: Mapping[str, str]) -> EngineConfig:
-        """A copy with `key=value` texts applied (the CLI's --set): named toggles (cuzk.toggles) or
-        EngineConfig fields; unknown keys and bad values are refused with the valid ones."""
-        from cuzk.toggles import TOGGLES
-
-        parsed: dict[str, Any] = {}
-        changes: dict[str, Any] = {}
-        for key, text in settings.items():
-            if key in TOGGLES:
-                parsed[key] = TOGGLES[key].parse(text)
-            elif key in self.SETTABLE:
-                changes[key] = _parse_setting(key, text, getattr(self, key))
-            else:
-                raise UsageError(
-                    f"unknown setting {key!r}; toggles: {', '.join(TOGGLES)}; "
-                    f"engine settings: {', '.join(self.SETTABLE)}"
-                )
-        return dataclasses.replace(self, **changes).with_toggles(parsed)
-
-    def with_toggles(self, values: Mapping[str, Any]) -> EngineConfig:
-        """A copy with parsed toggle values applied: engine toggles to their fields, the rest kept."""
-        from cuzk.toggles import resolved
-
-        resolved(values)  # unknown names refused
-        changes: dict[str, Any] = {}
-        rest = dict(self.toggles)
-        for key, value in values.items():
-            if key in TOGGLE_FIELDS:
-                name, convert = TOGGLE_FIELDS[key]
-                changes[name] = convert(value)
-            else:
-                rest[key] = value
-        return dataclasses.replace(self, **changes, toggles=rest)
-
-    @classmethod
-    def from_toggles(cls, values: Mapping[str, Any], **fields: Any) -> EngineConfig:
-        """An EngineConfig with these fields and named toggles (the engine mode of `bench ab`)."""
-        return cls(**fields).with_toggles(values)
-
-
-def _positive_int(name: str, v: Any, *, minimum: int = 1) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise UsageError(f"{name} must be an integer >= {minimum}, not {v!r}")
-
-
-def _parse_setting(key: str, text: str, current: Any) -> Any:
-    t = text.strip()
-    if key == "devices":
-        try:
-            return tuple(int(x) for x in t.split(",") if x.strip())
-        except ValueError:
-            raise UsageError(f"devices must be comma-separated ordinals (0,1), not {text!r}") from None
-    if key == "abc_on_worker" and t.lower() in ("auto", "none", ""):
-        return None
-    if isinstance(current, bool) or key == "abc_on_worker":
-        if t.lower() in ("1", "true", "yes", "on"):
-            return True
-        if t.lower() in ("0", "false", "no", "off"):
-            return False
-        raise UsageError(f"{key} must be true or false, not {text!r}")
-    if key in ("memory_budget", "memory_margin"):
-        return t if t == "auto" else parse_size(t)
-    if key == "cache_dir":
-        return t or None
-    kind = {int: "an integer", float: "a number"}.get(type(current))
-    try:
-        return type(current)(t) if kind else t
-    except ValueError:
-        raise UsageError(f"{key} must be {kind}, not {text!r}") from None
-
-
-# --- jobs and results ----------------------------------------------------------------------------
-
-
-@dataclass
-class JobResult:
-    """A finished job: its proofs (192 bytes per partition, in partition order) or why there are none."""
-
-    job_id: str
-    request_id: str
-    status: JobStatus
-    proofs: bytes = b""
-    public_inputs: list[list[int]] = field(default_factory=list)  # one list per partition
-    error: str | None = None
-    timeline: Timeline = field(default_factory=Timeline)
-
-
-class Job:
-    """One accepted request inside the engine (the Scheduler's Schedulable)."""
-
-    def __init__(self, request: ProofRequest, seq: int, submitted: float) -> None:
-        self.request = request
-        self.seq = seq
-        # the request id becomes the job id verbatim, as in the reference (its clients await by it)
-        self.job_id = request.request_id or f"job-{seq}-{uuid.uuid4().hex[:8]}"
-        self.request_id = request.request_id
-        #: what names the proving key: the registry circuit, or work.zkey_name(path) for a zkey
-        self.key = request.circuit if request.circuit else work.zkey_name(request.zkey)  # type: ignore[arg-type]
-        self.priority: Priority = request.effective_priority
-        options = ",".join(f"{k}={v}" for k, v in sorted(request.options.items()))
-        self.batch_key = f"{request.key_name}|{request.params_dir or ''}|{options}"
-        self.batchable = request.family in BATCHABLE_FAMILIES
-        self.partitions = request.partition_count
-        self.status = JobStatus.QUEUED
-        self.timeline = Timeline(self.job_id)
-        self.submitted = submitted  # perf_counter
-        self.finished_at: float | None = None  # config.clock
-        self.result: JobResult | None = None
-        self.done = threading.Event()
-        self.units: list[Unit] = []
-        self.proofs: dict[int, bytes] = {}
-        self.inputs: dict[int, list[int]] = {}
-        self.lock = threading.Lock()
-        self.queue_position = 0  # jobs ahead of it in the intake queue when it was accepted
-
-    @property
-    def finished(self) -> bool:
-        return self.done.is_set()
-
-    def add_spans(self, spans: list[Span]) -> None:
-        tmp = Timeline(self.job_id)
-        tmp.spans = spans
-        with self.lock:
-            self.timeline.merge(tmp)
-
-    def task(self, partition: int, compute_abc: bool) -> SynthTask:
-        req = self.request
-        if req.options.get("synthesis.abc_on", "auto") != "auto":
-            compute_abc = req.options["synthesis.abc_on"] == "worker"
-        if req.instances is not None:
-            inst = {k: np.asarray(v) for k, v in req.instances[partition].items()}
-            return SynthTask(self.job_id, partition, req.circuit or "", None, inst, compute_abc)
-        return SynthTask(self.job_id, partition, req.circuit or "", req.seed + partition, None, compute_abc)
-
-
-class JobHandle:
-    """What `submit` returns: the job's id and a way to wait for its result."""
-
-    def __init__(self, engine: Engine, job: Job) -> None:
-        self._engine = engine
-        self._job = job
-        self.job_id = job.job_id
-        self.request_id = job.request_id
-
-    @property
-    def status(self) -> JobStatus:
-        return self._job.status
-
-    def done(self) -> bool:
-        return self._job.finished
-
-    @property
-    def queue_position(self) -> int:
-        """Jobs ahead of this one in the intake queue when it was accepted (0: next)."""
-        return self._job.queue_position
-
-    def result(self, timeout: float | None = None) -> JobResult:
-        """The job's result, waiting up to `timeout` seconds (DeadlineExceededError after that)."""
-        if not self._job.done.wait(timeout):
-            raise DeadlineExceededError(f"job {self.job_id} did not finish within {timeout} s")
-        assert self._job.result is not None
-        return self._job.result
-
-    def cancel(self) -> bool:
-        return self._engine.cancel(self.job_id)
-
-
-# --- units: one partition index of one batch, through synthesis, GPU and finalize ----------------
-
-
-@dataclass
-class Member:
-    job: Job
-    result: SynthResult | None = None
-    resolved: bool = False
-
-
-class Batch:
-    """Jobs dispatched together: one device, one SRS lease, one unit per partition index."""
-
-    def __init__(self, engine: Engine, jobs: list[Job], device: int, lease: SrsLease, seq: int) -> None:
-        self.engine = engine
-        self.jobs = jobs
-        self.device = device
-        self.lease = lease
-        self.seq = seq
-        self.priority = max(j.priority for j in jobs)
-        self.circuit = jobs[0].key
-        from cuzk.toggles import windows
-
-        # the batch's jobs share their options (they are part of the batch key)
-        self.windows = windows({**engine.config.toggles, **jobs[0].request.options})
-        self.ws = work.working_set(self.circuit)
-        self._left = max(j.partitions for j in jobs)
-        self._lock = threading.Lock()
-
-    def unit_finished(self) -> None:
-        with self._lock:
-            self._left -= 1
-            last = self._left == 0
-        if last:
-            self.lease.release()
-
-
-class Unit:
-    """Partition `partition` of every job of a batch that has one: k witnesses, one batched pass."""
-
-    def __init__(self, batch: Batch, partition: int) -> None:
-        self.batch = batch
-        self.partition = partition
-        self.members = [Member(j) for j in batch.jobs if j.partitions > partition]
-        self.reservation: Reservation | None = None
-        self.pending: Any = None
-        self.dead = threading.Event()  # set once every member's job has ended
-        self._lock = threading.Lock()
-        self._finished = False
-        self.label = f"batch-{batch.seq}/p{partition}"
-
-    key = property(lambda self: (-int(self.batch.priority), self.batch.seq, self.partition))
-    circuit = property(lambda self: self.batch.circuit)
-    device = property(lambda self: self.batch.device)
-    resident = property(lambda self: self.batch.lease.value)
-    windows = property(lambda self: self.batch.windows)
-    k = property(lambda self: len(self.members))
-
-    def check_dead(self) -> None:
-        if all(m.job.finished for m in self.members):
-            self.dead.set()
-
-    def _drop(self, m: Member) -> None:
-        if m.result is not None:
-            m.result.close()
-            m.result = None
-        if self.reservation is not None:
-            self.reservation.release(min(self.batch.ws.total, self.reservation.nbytes))
-
-    def drop_dead(self) -> bool:
-        """Drop the members whose job has ended (their buffers and memory released); any left?"""
-        with self._lock:
-            live = []
-            for m in self.members:
-                if m.job.finished:
-                    self._drop(m)
-                else:
-                    live.append(m)
-            self.members = live
-            return bool(live)
-
-    def resolve(self, m: Member, result: SynthResult | None) -> bool:
-        """Record one member's synthesis outcome (None: dropped); True once the unit is complete."""
-        with self._lock:
-            m.resolved = True
-            if result is None or m.job.finished:
-                if result is not None:
-                    result.close()
-                self._drop(m)
-                self.members = [x for x in self.members if x is not m]
-            else:
-                m.result = result
-            return all(x.resolved for x in self.members)
-
-    def results(self) -> list[SynthResult]:
-        return [m.result for m in self.members]  # type: ignore[misc]
-
-    def close_results(self) -> None:
-        for m in self.members:
-            if m.result is not None:
-                m.result.close()
-                m.result = None
-
-    def release_abc(self) -> None:
-        if self.reservation is not None:
-            self.reservation.release(min(self.batch.ws.abc * self.k, self.reservation.nbytes))
-
-    def record(self, tl: Timeline, attrs: Mapping[str, Any]) -> None:
-        for m in self.members:
-            spans = [dataclasses.replace(s, attrs={**attrs, **s.attrs}) for s in tl.spans]
-            m.job.add_spans(spans)
-
-    def finish(self) -> None:
-        """The unit is done (proved, failed or dropped): give back everything it still holds."""
-        with self._lock:
-            if self._finished:
-                return
-            self._finished = True
-            for m in self.members:
-                if m.result is not None:
-                    m.result.close()
-                    m.result = None
-            if self.reservation is not None:
-                self.reservation.release()
-            self.pending = None
-        self.batch.unit_finished()
-        self.batch.engine._unit_done()
-
-
-# --- the SRS loader ------------------------------------------------------------------------------
-
-
-class _Loader:
-    """SrsLoader for the engine: keys are (circuit, device) or (circuit, device, params_dir)."""
-
-    def __init__(self, config: EngineConfig) -> None:
-        self.config = config
-
-    def size(self, key: Hashable) -> int:
-        name, device, _ = _key_parts(key)
-        return srs_size(self.config, name, device)
-
-    def load(self, key: Hashable) -> Any:
-        name, device, params_dir = _key_parts(key)
-        cfg = self.config
-        return work.load_resident(
-            name,
-            cfg.backend,
-            device,
-            g2_on_cpu=cfg.g2_on_cpu,
-            params_dir=params_dir,
-            precompute=cfg.msm_precompute,
-        )
-
-    def unload(self, key: Hashable, value: Any) -> None:
-        """Free the entry's device bases now (no lease holds it: the manager unloads only idle
-        entries), so the backend's memory and its `resident` count drop at eviction, not at the
-        next garbage collection; precomputed copies can be tens of GiB."""
-        from cuzk.groth16.srs import release_queries
-
-        release_queries(value.srs)
-
-
-def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:
-    """Bytes a loaded SRS of `circuit` holds on `device`, with its precomputed copies."""
-    if cfg.msm_precompute <= 1:
-        return work.srs_bytes(circuit)
-    backend = work.device_backend(cfg.backend, device)
-    return work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
-
-
-def _key_parts(key: Hashable) -> tuple[str, int, str | None]:
-    parts: tuple[Any, ...] = tuple(key)  # type: ignore[arg-type]
-    return parts[0], parts[1], parts[2] if len(parts) > 2 else None
-
 
 # --- the engine ----------------------------------------------------------------------------------
 
@@ -560,7 +94,7 @@ class Engine:
         self.config = cfg = config or EngineConfig()
         self.hooks = cfg.hooks or EngineHooks()
         self.budget = MemoryBudget(cfg.budget_bytes())
-        self.srs = SrsManager(self.budget, _Loader(cfg), min_idle_s=cfg.min_srs_idle_s, clock=cfg.clock)
+        self.srs = SrsManager(self.budget, Loader(cfg), min_idle_s=cfg.min_srs_idle_s, clock=cfg.clock)
         self.scheduler = Scheduler(
             BatchCollector(max_batch_size=cfg.max_batch_size, max_batch_wait_s=cfg.max_batch_wait_ms / 1e3),
             clock=cfg.clock,
@@ -577,13 +111,13 @@ class Engine:
         self._closed = False
         self.counters = {"submitted": 0, "completed": 0, "failed": 0, "cancelled": 0}
         self._by_family: dict[str, dict[str, int]] = {}  # status -> family -> jobs
-        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)  # for the status page
+        self._recent: collections.deque[RecentJob] = collections.deque(maxlen=20)  # for the status page
         self._listeners: list[Callable[[JobResult, ProofRequest], None]] = []
         self._started = time.perf_counter()
         # started on first use: an engine that never proves spawns no process
         self._pool: SynthPool | None = None
         self._slots = threading.Semaphore(cfg.synthesis_workers)
-        self.synth_queue: WorkQueue[Unit] = WorkQueue()
+        self.synth_queue: WorkQueue[Batch] = WorkQueue()  # batches with partitions not yet units
         self.gpu_queues: dict[int, WorkQueue[Unit]] = {d: WorkQueue() for d in cfg.devices}
         self.finalize_queue: WorkQueue[Unit] = WorkQueue()
         self.locks = {d: DeviceLock(d) for d in cfg.devices}
@@ -628,7 +162,7 @@ class Engine:
                 f"EngineConfig); a request may set {', '.join(REQUEST_TOGGLES)}"
             )
         if request.zkey is not None:
-            work.zkey(work.zkey_name(request.zkey))  # an unreadable or malformed key fails now
+            work.zkey(zkey_ref(request.zkey))  # an unreadable or malformed key fails now
         else:
             work.circuit(request.circuit or "")  # UnknownCircuitError now, not in a worker
         with self._lock:
@@ -641,7 +175,7 @@ class Engine:
                 raise QueueFullError(
                     f"{self._active} jobs in flight, the queue limit is {self.config.queue_limit}"
                 )
-            job = Job(request, next(self._seq), time.perf_counter())
+            job = Job(request, next(self._seq), time.perf_counter(), self.config.params_dir)
             self._jobs[job.job_id] = job
             if request.request_id:
                 self._by_request[request.request_id] = job
@@ -671,15 +205,24 @@ class Engine:
         return self._finish(job, JobStatus.CANCELLED, "cancelled")
 
     def preload(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, float]]:
-        """Load the circuit's parameters on every device now: {device: (already_loaded, seconds)}."""
-        work.circuit(circuit)
-        return {d: self.srs.preload(self._srs_key(circuit, d, params_dir)) for d in self.config.devices}
+        """Load a key's parameters on every device now: {device: (already_loaded, seconds)}.
+
+        `circuit` is a registry circuit (its parameters from `params_dir`, else the engine's
+        `params_dir`, as requests find them) or a zkey file's path (cuzk.engine.keys)."""
+        key = self._key_named(circuit, params_dir)
+        return {d: self.srs.preload(key.srs(d)) for d in self.config.devices}
 
     def evict(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, int]]:
-        """Drop the circuit's parameters from every device: {device: (was_loaded, bytes_freed)}."""
-        return {d: self.srs.evict(self._srs_key(circuit, d, params_dir)) for d in self.config.devices}
+        """Drop a key's parameters from every device: {device: (was_loaded, bytes_freed)}."""
+        key = self._key_named(circuit, params_dir)
+        return {d: self.srs.evict(key.srs(d)) for d in self.config.devices}
 
-    def status(self) -> dict[str, Any]:
+    def _key_named(self, name: str, params_dir: str | os.PathLike[str] | None) -> KeyId:
+        folder = params_dir if params_dir is not None else self.config.params_dir
+        return KeyId.named(name, params_dir=None if folder is None else os.fspath(folder))
+
+    def status(self) -> EngineStats:
+        """The engine now, typed (cuzk.engine.stats); `.as_dict()` for JSON."""
         with self._lock:
             self._prune()
             jobs = {s.value: 0 for s in JobStatus}
@@ -698,51 +241,54 @@ class Engine:
         busy = {d: busy_seconds(lk.snapshot(), self._started, now) for d, lk in self.locks.items()}
         wall = max(now - self._started, 1e-9)
         worker_states = [w.status() for w in self.gpu_workers]
-        return {
-            "srs": [dataclasses.asdict(e) for e in self.srs.status()],
-            "queues": {
-                "intake": len(self.scheduler),
-                "synthesis": len(self.synth_queue),
-                "gpu": {d: len(q) for d, q in self.gpu_queues.items()},
-                "finalize": len(self.finalize_queue),
-            },
-            "synthesis_workers": {
-                "workers": self.config.synthesis_workers,
-                "busy": self._pool.busy() if self._pool is not None else 0,
-                "pids": self._pool.worker_pids() if self._pool is not None else [],
-            },
-            "gpu_workers": [{**w, "family": families.get(w["job"] or "", "")} for w in worker_states],
-            "devices": {d: self._device_info(d) for d in self.config.devices},
-            "jobs_in_flight": in_flight,
-            "recent_jobs": recent,
-            "completed_by_family": by_family.get("completed", {}),
-            "failed_by_family": by_family.get("failed", {}),
-            "memory": self.budget.snapshot(),
-            "jobs": jobs,
-            "jobs_by_kind": by_kind,  # in flight, per proof family: queued / running
-            "counters": counters,
-            "gpu_busy": {
-                "per_device": {d: b / wall for d, b in busy.items()},
-                "fraction": self.gpu_busy(self._started, now),
-                "seconds": busy,
-            },
-        }
+        return EngineStats(
+            srs=self.srs.status(),
+            queues=QueueStats(
+                intake=len(self.scheduler),
+                synthesis=sum(b.partitions - b.next_partition for b in self.synth_queue.items()),
+                gpu={d: len(q) for d, q in self.gpu_queues.items()},
+                finalize=len(self.finalize_queue),
+            ),
+            synthesis_workers=SynthesisStats(
+                workers=self.config.synthesis_workers,
+                busy=self._pool.busy() if self._pool is not None else 0,
+                pids=self._pool.worker_pids() if self._pool is not None else [],
+            ),
+            gpu_workers=[
+                GpuWorkerStats(w.device, w.index, w.state, w.job, w.partition, families.get(w.job or "", ""))
+                for w in worker_states
+            ],
+            devices={d: self._device_info(d) for d in self.config.devices},
+            jobs_in_flight=in_flight,
+            recent_jobs=recent,
+            completed_by_family=by_family.get("completed", {}),
+            failed_by_family=by_family.get("failed", {}),
+            memory=MemoryStats.of(self.budget.snapshot()),
+            jobs=jobs,
+            jobs_by_kind={k: KindCounts(**v) for k, v in by_kind.items()},
+            counters=counters,
+            gpu_busy=GpuBusy(
+                per_device={d: b / wall for d, b in busy.items()},
+                fraction=self.gpu_busy(self._started, now),
+                seconds=busy,
+            ),
+        )
 
-    def _device_info(self, device: int) -> dict[str, Any]:
+    def _device_info(self, device: int) -> DeviceStats:
         """The device's name and memory as its backend reports them (0 where unknown)."""
         try:
             be = work.device_backend(self.config.backend, device)
             desc, mem = be.describe(), be.memory_info()
         except Exception as exc:  # a status query must answer even when a device is unwell
-            return {"name": f"device {device} ({type(exc).__name__})", "total_bytes": 0, "free_bytes": 0}
-        return {
-            "name": str(desc.get("device") or desc.get("label") or f"device {device}"),
-            "total_bytes": int(mem.get("total") or 0),
-            "free_bytes": int(mem.get("free") or 0),
-            "resident_bytes": int(mem.get("resident") or 0),
-        }
+            return DeviceStats(f"device {device} ({type(exc).__name__})")
+        return DeviceStats(
+            name=str(desc.get("device") or desc.get("label") or f"device {device}"),
+            total_bytes=int(mem.get("total") or 0),
+            free_bytes=int(mem.get("free") or 0),
+            resident_bytes=int(mem.get("resident") or 0),
+        )
 
-    def _progress(self, job: Job) -> dict[str, Any]:
+    def _progress(self, job: Job) -> JobProgress:
         """A job in flight, partition by partition (for the status page): caller holds the lock."""
         states = ["pending"] * job.partitions
         for unit in list(job.units):
@@ -759,14 +305,14 @@ class Engine:
                 states[unit.partition] = "synthesizing"
         for p in job.proofs:
             states[p] = "done"
-        return {
-            "job_id": job.job_id,
-            "family": job.request.family,
-            "circuit": job.request.key_name,
-            "status": job.status.value,
-            "started_secs_ago": time.perf_counter() - job.submitted,
-            "partitions": [{"index": i, "state": st} for i, st in enumerate(states)],
-        }
+        return JobProgress(
+            job_id=job.job_id,
+            family=job.request.family,
+            circuit=job.key,
+            status=job.status.value,
+            started_secs_ago=time.perf_counter() - job.submitted,
+            partitions=[PartitionState(i, st) for i, st in enumerate(states)],
+        )
 
     def add_listener(self, fn: Callable[[JobResult, ProofRequest], None]) -> None:
         """Call `fn(result, request)` once per job as it reaches its terminal status (metrics, journals)."""
@@ -798,7 +344,8 @@ class Engine:
         self.scheduler.close()
         self._dispatcher.join()
         self.wait_idle()
-        for q in (self.synth_queue, *self.gpu_queues.values(), self.finalize_queue):
+        self.synth_queue.close()
+        for q in (*self.gpu_queues.values(), self.finalize_queue):
             q.close()
         for t in (self._feeder, *self.gpu_workers, *self.finalizers):
             t.join()
@@ -812,9 +359,6 @@ class Engine:
         self.shutdown(wait=exc[0] is None)
 
     # --- bookkeeping ---
-    def _srs_key(self, circuit: str, device: int, params_dir: Any) -> Hashable:
-        return (circuit, device) if params_dir is None else (circuit, device, os.fspath(params_dir))
-
     def _prune(self) -> None:
         """Forget finished jobs kept longer than result_retention_s (caller holds the lock)."""
         cutoff = self.config.clock() - self.config.result_retention_s
@@ -830,10 +374,10 @@ class Engine:
             if job.finished:
                 return False
             if status is JobStatus.COMPLETED:
-                proofs = b"".join(job.proofs[p] for p in range(job.partitions))
+                proofs = [job.proofs[p] for p in range(job.partitions)]
                 inputs = [job.inputs[p] for p in range(job.partitions)]
             else:
-                proofs, inputs = b"", []
+                proofs, inputs = [], []
             job.status = status
             job.result = JobResult(job.job_id, job.request_id, status, proofs, inputs, error, job.timeline)
             job.proofs.clear()
@@ -845,7 +389,7 @@ class Engine:
             family = self._by_family.setdefault(status.value, {})
             family[job.request.family] = family.get(job.request.family, 0) + 1
             spans = [r for r in job.timeline.records() if r["depth"] == 0]
-            self._recent.append({"job_id": job.job_id, "status": status.value, "spans": spans})
+            self._recent.append(RecentJob(job.job_id, status.value, spans))
             listeners = list(self._listeners)
             self._idle.notify_all()
         assert job.result is not None
@@ -854,12 +398,15 @@ class Engine:
                 fn(job.result, job.request)
             except Exception:  # a listener's bug must not change the job's outcome
                 log.exception("job listener %r failed for %s", fn, job.job_id)
+        units, job.units = job.units, []  # a kept result holds no unit (nor what a unit holds)
         if status is not JobStatus.COMPLETED:
             if self._pool is not None:
                 self._pool.cancel(job.job_id)
-            for unit in list(job.units):
+            for unit in units:
                 unit.check_dead()
-            for q in (self.synth_queue, *self.gpu_queues.values()):
+            for batch in self.synth_queue.remove_if(lambda b: b.dead()):
+                self._drop_rest(batch)
+            for q in self.gpu_queues.values():
                 for unit in q.remove_if(lambda u: u.dead.is_set()):
                     unit.finish()
         return True
@@ -891,9 +438,8 @@ class Engine:
         devs = self.config.devices
         turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
         device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
-        req = jobs[0].request
         circuit = jobs[0].key
-        key = self._srs_key(circuit, device, req.params_dir)
+        key = jobs[0].key_id.srs(device)
         ws = work.working_set(circuit)
         need = ws.total * len(jobs) + srs_size(self.config, circuit, device)
         if need > self.budget.total:
@@ -912,35 +458,77 @@ class Engine:
         t1 = time.perf_counter()
         for j in jobs:
             j.add_spans([Span("srs_load", t0, t1, attrs={"device": device, "circuit": circuit})])
-        batch = Batch(self, jobs, device, lease, next(self._batch_seq))
-        units = [Unit(batch, p) for p in range(max(j.partitions for j in jobs))]
+        batch = Batch(
+            jobs,
+            device,
+            lease,
+            next(self._batch_seq),
+            toggles=self.config.toggles,
+            on_unit_done=self._unit_done,
+        )
         with self._lock:
-            self._units += len(units)
-        for u in units:
-            for m in u.members:
-                m.job.units.append(u)
-        for u in units:
-            u.check_dead()
-            self.synth_queue.put(u.key, u)
-            for m in u.members:
-                self.hooks.call("dispatched", m.job.job_id, u.partition)
+            self._units += batch.partitions  # planned: each is finished or dropped exactly once
+        self.synth_queue.put(batch.key(), batch)
+        if self.hooks.has("dispatched"):
+            for j in jobs:
+                for p in range(j.partitions):
+                    self.hooks.call("dispatched", j.job_id, p)
 
     @property
     def pool(self) -> SynthPool:
         """The synthesis pool, started on first use (by the feeder thread)."""
         if self._pool is None:
-            self._pool = SynthPool(self.config.synthesis_workers, cache_dir=self.config.cache_dir)
+            cfg = self.config
+            self._pool = SynthPool(
+                cfg.synthesis_workers,
+                cache_dir=cfg.cache_dir,
+                threads_per_worker=cfg.synthesis_threads or None,
+            )
         return self._pool
 
     # --- stage: feeder (memory, then the synthesis pool) ---
     def _feed_loop(self) -> None:
-        while (unit := self.synth_queue.get()) is not None:
+        while (batch := self.synth_queue.get()) is not None:
+            unit = self._next_unit(batch)
+            if unit is None:
+                continue
             try:
                 self._feed(unit)
             except Exception as exc:
                 self._fail_unit(
                     unit, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}"
                 )
+
+    def _next_unit(self, batch: Batch) -> Unit | None:
+        """The batch's next partition as a Unit (the batch goes back in the queue for the rest);
+        None when every job of the batch has ended (its partitions left are dropped)."""
+        if batch.dead():
+            self._drop_rest(batch)
+            return None
+        with batch._lock:
+            p = batch.next_partition
+            batch.next_partition += 1
+        if batch.next_partition < batch.partitions:
+            try:
+                self.synth_queue.put(batch.key(), batch)
+            except ShuttingDownError:  # shutdown(wait=False) closed the queue: drop the rest
+                self._drop_rest(batch)
+        unit = Unit(batch, p)
+        for m in unit.members:
+            m.job.units.append(unit)
+        unit.check_dead()
+        return unit
+
+    def _drop_rest(self, batch: Batch) -> None:
+        """Give back the partitions of a batch that never became units."""
+        with batch._lock:
+            n = batch.partitions - batch.next_partition
+            batch.next_partition = batch.partitions
+        if n:
+            batch.unit_finished(n)
+            with self._lock:
+                self._units -= n
+                self._idle.notify_all()
 
     def _feed(self, unit: Unit) -> None:
         if not unit.drop_dead():
@@ -957,9 +545,9 @@ class Engine:
         except EngineError as exc:  # BudgetExceededError, DeadlineExceededError
             self._fail_unit(unit, f"partition {unit.partition}: {type(exc).__name__}: {exc}")
             return
-        if work.is_zkey(unit.circuit):  # a circom witness needs no synthesis process: the GPU stage loads it
+        if is_zkey(unit.circuit):  # a circom witness needs no synthesis process: the GPU stage loads it
             for m in list(unit.members):
-                hand = _WitnessHandOver(m.job.request.witnesses[unit.partition])  # type: ignore[index]
+                hand = WitnessHandOver(m.job.request.witnesses[unit.partition])  # type: ignore[index]
                 if unit.resolve(m, hand):  # type: ignore[arg-type]
                     self._to_gpu(unit)
             return
@@ -1026,7 +614,7 @@ class Engine:
             self._fail(job, message)
 
     def _deliver(
-        self, unit: Unit, proofs: list[bytes | None], inputs: list[list[int]], errors: dict[int, str]
+        self, unit: Unit, proofs: list[Proof | None], inputs: list[list[int]], errors: dict[int, str]
     ) -> None:
         """Route a unit's verified proofs to their jobs; complete the jobs whose slots are all filled."""
         outcomes: list[tuple[Job, str | None]] = []
@@ -1048,17 +636,6 @@ class Engine:
                 self._finish(job, JobStatus.COMPLETED)
             else:
                 self._fail(job, error)
-
-
-@dataclass
-class _WitnessHandOver:
-    """A zkey partition's hand-over: its circom witness (a .wtns path or an (nVars, 4) array)."""
-
-    source: Any
-    abc: None = None
-
-    def close(self) -> None:
-        pass
 
 
 def _synth_spans(out: SynthResult | SynthFailure, partition: int) -> list[Span]:

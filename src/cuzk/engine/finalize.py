@@ -16,8 +16,9 @@ from cuzk.engine import work
 from cuzk.instrument import Timeline
 
 if TYPE_CHECKING:
-    from cuzk.engine.engine import Unit
+    from cuzk.engine.model import Unit
     from cuzk.engine.scheduler import WorkQueue
+    from cuzk.groth16.proof import Proof
 
 
 class Finalizer(threading.Thread):
@@ -28,7 +29,7 @@ class Finalizer(threading.Thread):
         *,
         index: int,
         queue: WorkQueue[Unit],
-        deliver: Callable[[Unit, list[bytes | None], list[list[int]], dict[int, str]], None],
+        deliver: Callable[[Unit, list[Proof | None], list[list[int]], dict[int, str]], None],
         fail: Callable[[Unit, str], None],
         hooks: Any,
     ) -> None:
@@ -72,5 +73,5 @@ class Finalizer(threading.Thread):
         errors = {
             j: f"partition {unit.partition} proof failed verification; refusing to return it" for j in bad
         }
-        data = [None if j in errors else work.proof_bytes([p]) for j, p in enumerate(proofs)]
+        data = [None if j in errors else p for j, p in enumerate(proofs)]
         self.deliver(unit, data, inputs, errors)

@@ -15,6 +15,7 @@ are CPU backends, so every path runs without a GPU.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from cuzk.engine import work
 from cuzk.instrument import Span, Timeline
 
 if TYPE_CHECKING:
-    from cuzk.engine.engine import Unit
+    from cuzk.engine.model import Unit
     from cuzk.engine.scheduler import WorkQueue
 
 
@@ -94,15 +95,6 @@ class WorkerState:
     job: str | None = None
     partition: int | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "worker": self.index,
-            "state": self.state,
-            "job": self.job,
-            "partition": self.partition,
-        }
-
 
 class GpuWorker(threading.Thread):
     """One GPU worker thread: unit in, `start` under the device lock, unit out to the finalizers."""
@@ -132,9 +124,9 @@ class GpuWorker(threading.Thread):
         self.state = WorkerState(device, index)
         self._state_lock = threading.Lock()
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> WorkerState:
         with self._state_lock:
-            return self.state.as_dict()
+            return dataclasses.replace(self.state)
 
     def _set(self, state: str, job: str | None = None, partition: int | None = None) -> None:
         with self._state_lock:

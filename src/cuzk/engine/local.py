@@ -7,7 +7,7 @@
 
 It owns the chain that the CLI and the benchmarks used to write out each time:
 registry circuit -> topology -> parameters (`resident_parameters`: a
-`cuzk setup` folder, or the cache, generated once into residency) -> resident SRS -> witnesses
+`cuzk setup` folder, or the cache, generated once) -> resident SRS -> witnesses
 -> synthesize / start / finalize; and for a snarkjs zkey, the key file -> the
 resident key -> the .wtns witnesses -> the same prover. Resident keys stay
 across calls, one per key (and parameter folder): the seed of the SRS manager.
@@ -21,26 +21,19 @@ instance of seed + j.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from cuzk.backends.base import Backend
+from cuzk.engine.keys import KeyId
+from cuzk.engine.load import LoadedKey, load_key
 from cuzk.engine.request import ProofRequest
-from cuzk.groth16.api import resident_parameters
+from cuzk.errors import UnknownCircuitError
 from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
 from cuzk.groth16.srs import release_queries
 from cuzk.instrument import Timeline
-
-
-@dataclass
-class _Resident:
-    key: ProvingKey
-    circuit: Any  # the registry Circuit whose witnesses this key proves; None for a zkey
-    params_dir: Path | None = None  # where the parameters (and their .vk) are; None for a zkey
 
 
 def _seeded_witness(circuit: Any, seed: int) -> Any:
@@ -65,7 +58,7 @@ class LocalProver:
         self.precompute = precompute  # copies of the G1 query bases per resident key (msm.precompute)
         self.progress = progress or (lambda _m: None)
         self.loads = 0  # keys made resident so far (a key proved again is not loaded again)
-        self._resident: dict[tuple[str, str | None], _Resident] = {}
+        self._resident: dict[KeyId, LoadedKey] = {}  # one per key and folder (cuzk.engine.keys)
 
     def prove(self, request: ProofRequest, *, timeline: Timeline | None = None) -> ProveResult:
         """All partitions of the request as one batch; every proof verified (ProofError otherwise)."""
@@ -82,7 +75,11 @@ class LocalProver:
 
     def release(self, key_name: str) -> int:
         """Drop the resident SRS of `key_name` (a circuit name or zkey path); how many keys went."""
-        gone = [ident for ident in self._resident if ident[0] == key_name]
+        try:
+            ref = KeyId.named(key_name).ref
+        except UnknownCircuitError:
+            return 0
+        gone = [ident for ident in self._resident if ident.ref == ref]
         for ident in gone:
             release_queries(self._resident.pop(ident).key)  # device memory now (the host: the handles)
         return len(gone)
@@ -93,53 +90,20 @@ class LocalProver:
 
     @property
     def resident_keys(self) -> list[str]:
-        return [name for name, _ in self._resident]
+        """The refs of the resident keys: circuit names, "zkey:<abs path>" for zkeys."""
+        return [ident.ref for ident in self._resident]
 
-    def _entry(self, request: ProofRequest, tl: Timeline) -> _Resident:
-        params_dir = os.fspath(request.params_dir) if request.params_dir is not None else None
-        ident = (request.key_name, params_dir)
+    def _entry(self, request: ProofRequest, tl: Timeline) -> LoadedKey:
+        ident = KeyId.of(request)
         entry = self._resident.get(ident)
         if entry is None:
-            entry = self._load_circuit(request, tl) if request.circuit else self._load_zkey(request, tl)
+            entry = load_key(
+                ident, self.backend, g2_backend=self.g2_backend, precompute=self.precompute,
+                checked=self.checked, progress=self.progress, timeline=tl,
+            )  # fmt: skip
             self._resident[ident] = entry
             self.loads += 1
         return entry
-
-    def _load_circuit(self, request: ProofRequest, tl: Timeline) -> _Resident:
-        from cuzk.circuits import get_circuit
-
-        circuit = get_circuit(request.circuit or "")
-        with tl.span("topology"):
-            topo = circuit.topology()
-        # spans load_params and make_resident (groth16.api.resident_parameters)
-        params_dir, key = resident_parameters(
-            circuit.name,
-            topo,
-            topo.hash,
-            self.backend,
-            g2_backend=self.g2_backend,
-            directory=None if request.params_dir is None else Path(request.params_dir),
-            checked=self.checked,
-            precompute=self.precompute,
-            progress=self.progress,
-            timeline=tl,
-        )
-        return _Resident(key, circuit, params_dir)
-
-    def _load_zkey(self, request: ProofRequest, tl: Timeline) -> _Resident:
-        from cuzk.interop.prover import load_proving_key
-        from cuzk.interop.zkey import read_zkey
-
-        with tl.span("load_key"):
-            self.progress(f"loading {request.zkey}")
-            key = load_proving_key(
-                read_zkey(request.zkey or ""),
-                self.backend,
-                g2_backend=self.g2_backend,
-                precompute=self.precompute,
-                progress=self.progress,
-            )
-        return _Resident(key, None)
 
     @staticmethod
     def _witnesses(request: ProofRequest, circuit: Any) -> list[WitnessSource]:

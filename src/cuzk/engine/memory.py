@@ -16,7 +16,6 @@ Differences from the reference daemon (REFERENCE_API.md 7.4), on purpose:
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections import deque
@@ -24,22 +23,9 @@ from collections.abc import Callable
 from types import TracebackType
 
 from cuzk.errors import BudgetExceededError, DeadlineExceededError, JobCancelledError, UsageError
+from cuzk.units import parse_size
 
-__all__ = ["MemoryBudget", "Reservation", "auto_budget", "parse_size"]
-
-_UNITS = {
-    "": 1,
-    "B": 1,
-    "KB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "TB": 10**12,
-    "KIB": 2**10,
-    "MIB": 2**20,
-    "GIB": 2**30,
-    "TIB": 2**40,
-}
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+__all__ = ["MemoryBudget", "Reservation", "auto_budget"]
 
 #: snapshot() keys that a tag may not take.
 _RESERVED_KEYS = frozenset({"total", "used", "available", "peak", "waiters", "untagged"})
@@ -48,30 +34,6 @@ _RESERVED_KEYS = frozenset({"total", "used", "available", "peak", "waiters", "un
 #: becomes evictable when its idle time passes, which no release announces). Not a correctness
 #: bound: a release or `wake()` wakes waiters at once.
 _POLL_S = 0.05
-
-
-def parse_size(text: str | int) -> int:
-    """Bytes from "14GiB", "512MiB", "5GB", "100MB", "1.5GiB" or a plain byte count."""
-    if isinstance(text, bool):
-        raise UsageError(f"a size must be a byte count or a string like '14GiB', not {text!r}")
-    if isinstance(text, int):
-        if text < 0:
-            raise UsageError(f"a size cannot be negative: {text}")
-        return text
-    if not isinstance(text, str):
-        raise UsageError(f"a size must be a byte count or a string like '14GiB', not {text!r}")
-    m = _SIZE_RE.match(text)
-    unit = m.group(2).upper() if m else ""
-    if m is None or unit not in _UNITS:
-        raise UsageError(
-            f"bad size {text!r}: use a byte count or a number with one of the units "
-            "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)"
-        )
-    number = m.group(1)
-    if "." in number:
-        whole, frac = number.split(".")
-        return int(whole) * _UNITS[unit] + int(frac) * _UNITS[unit] // 10 ** len(frac)
-    return int(number) * _UNITS[unit]
 
 
 def _mem_available(meminfo_path: str) -> int:

@@ -279,7 +279,7 @@ class Scheduler:
 
 @dataclass(order=True)
 class _Entry(Generic[T]):
-    key: tuple
+    key: tuple[int, ...]
     order: int
     item: T = field(compare=False)
 
@@ -304,7 +304,7 @@ class WorkQueue(Generic[T]):
     def closed(self) -> bool:
         return self._closed
 
-    def put(self, key: tuple, item: T, timeout: float | None = None) -> None:
+    def put(self, key: tuple[int, ...], item: T, timeout: float | None = None) -> None:
         """Add `item`; blocks while the queue is full (QueueFullError after `timeout` seconds)."""
         with self._cond:
             deadline = None if timeout is None else time.monotonic() + timeout
@@ -351,6 +351,11 @@ class WorkQueue(Generic[T]):
                 heapq.heapify(self._heap)
                 self._cond.notify_all()
             return [e.item for e in sorted(gone)]
+
+    def items(self) -> list[T]:
+        """The queued items now, in no particular order (status views)."""
+        with self._cond:
+            return [e.item for e in self._heap]
 
     def close(self) -> None:
         with self._cond:

@@ -1,7 +1,9 @@
 """Synthesis worker processes: witness and A.w, B.w, C.w for one partition, off the GIL.
 
-Python synthesis holds the GIL, so the engine runs it in worker PROCESSES
-("spawn" context: nothing of the parent's threads or locks is inherited).
+Python synthesis holds the GIL, so the engine runs it in worker PROCESSES, each a
+fresh interpreter started on cuzk's own entry point (cuzk.engine.synth_worker):
+nothing of the parent's threads or locks is inherited, and the caller's
+`__main__` is never re-run, so scripts need no `if __name__ == "__main__":` guard.
 Each worker loads a circuit's witness program and topology once, from the
 on-disk cache, and keeps them for later tasks. Per task (one partition of one
 job) it makes the instance of a seed (span `instance`), runs the witness
@@ -10,13 +12,12 @@ a = A.w, b = B.w, c = C.w with the satisfaction check on the CPU backend
 (span `matvec`, through `groth16.prover.evaluate`, the prover's own check).
 
 Hand-off: the worker writes the arrays into one POSIX shared-memory block per
-result (`multiprocessing.shared_memory`, name chosen by the parent) and sends
-only the layout (names, shapes, offsets) through its pipe; the parent maps the
-block and gives out numpy views without a copy. `SynthResult.close()` unlinks
-the block. The worker's `SharedMemory(create=True)` registers the name with the
-resource tracker, which spawned children share with the parent; the parent's
-unlink unregisters it, so nothing is reported as leaked, and if the parent
-itself dies the tracker removes what is left.
+result (a file under /dev/shm, name chosen by the parent) and sends only the
+layout (names, shapes, offsets) through its socket; the parent maps the block
+and gives out numpy views without a copy. `SynthResult.close()` unlinks the
+block. The parent registers each name with its resource tracker when it hands
+the task out and unregisters it when it unlinks the block, so nothing is
+reported as leaked, and if the parent itself dies the tracker removes what is left.
 
 Outcomes: every submitted task gets exactly one callback, with a SynthResult or
 a SynthFailure whose kind says why: "job" (the instance is bad: the message
@@ -42,32 +43,32 @@ import heapq
 import itertools
 import logging
 import mmap
-import multiprocessing
 import multiprocessing.connection
 import os
 import queue
 import signal
+import socket
+import subprocess
 import sys
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
+from multiprocessing.connection import Connection
 from typing import Any, Literal
 
 import numpy as np
 
+from cuzk.engine.synth_worker import SHM_DIR
 from cuzk.errors import ShuttingDownError, UsageError
 
 log = logging.getLogger(__name__)
 
-#: Where POSIX shared memory lives on Linux (glibc's shm_open is a file under this tmpfs).
-SHM_DIR = "/dev/shm"
 #: Every block this module makes starts with this, then the parent's pid (for leak checks).
 SHM_PREFIX = "cuzk-synth-"
-_ALIGN = 64
 #: A slot whose workers die this many times in a row before saying ready is given up.
 MAX_EARLY_DEATHS = 3
 
@@ -107,7 +108,7 @@ class SynthResult:
     pid: int = 0
     nbytes: int = 0  # size of the shared-memory block
     shm_name: str = ""
-    _release: weakref.finalize | None = field(default=None, repr=False)
+    _release: weakref.finalize[..., Any] | None = field(default=None, repr=False)
 
     def close(self) -> None:
         """Unlink the block and drop this result's views; idempotent (also run if it is collected).
@@ -146,14 +147,16 @@ Callback = Callable[[Outcome], None]
 
 
 def _unlink(name: str, *, registered: bool) -> bool:
-    """Remove a block's name; unregister it from the resource tracker if the worker registered it."""
+    """Remove a block's name (if the worker made it); unregister it from the resource tracker if
+    the parent registered it. True if there was a block."""
     try:
         os.unlink(os.path.join(SHM_DIR, name))
+        existed = True
     except FileNotFoundError:
-        return False
+        existed = False
     if registered:
         resource_tracker.unregister("/" + name, "shared_memory")
-    return True
+    return existed
 
 
 def default_workers() -> int:
@@ -169,168 +172,6 @@ def default_threads(workers: int, cores: int | None = None) -> int:
     return max(1, (cores or default_workers()) // workers)
 
 
-# --- the worker process -----------------------------------------------------------------------
-
-
-def _worker_main(index: int, threads: int, conn: Any, cache_dir: str | None, preload: Sequence[str]) -> None:
-    """A worker's life: set up threads and cache, say ready, then serve tasks until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    from cuzk import config
-
-    if "numba" not in sys.modules:
-        config.set_for_children("NUMBA_NUM_THREADS", str(threads))
-    if cache_dir is not None:
-        config.set_for_children("CUZK_CACHE_DIR", cache_dir)
-        config.reload()
-    t0 = time.perf_counter()
-    import numba
-
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
-    worker = _Worker(index)
-    for name in preload:
-        try:
-            worker.load(name, abc=True)
-        except Exception as exc:  # the tasks of that circuit will report it
-            print(f"synthesis worker {os.getpid()}: preload of {name} failed: {exc}", file=sys.stderr)
-    conn.send(("ready", numba.get_num_threads(), time.perf_counter() - t0))
-    while True:
-        try:
-            msg = conn.recv()
-        except EOFError:  # the parent is gone
-            return
-        if msg is None:
-            return
-        task_id, task, shm_name = msg
-        conn.send(("started", task_id))  # from here on, a death is this task's
-        conn.send((task_id, *worker.run(task, shm_name)))
-
-
-class _Worker:
-    """The per-process state: circuits loaded once, the CPU backend."""
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.pid = os.getpid()
-        self.circuits: dict[str, Any] = {}
-        self.backend: Any = None
-
-    def load(self, name: str, *, abc: bool) -> Any:
-        from cuzk.circuits import get_circuit
-
-        circuit = self.circuits.get(name)
-        if circuit is None:
-            circuit = self.circuits[name] = get_circuit(name)
-        circuit.program()  # topology and program come from one cache file, loaded together
-        if abc and self.backend is None:
-            from cuzk.backends import get_backend
-
-            self.backend = get_backend("cpu")
-        return circuit
-
-    def run(self, task: SynthTask, shm_name: str) -> tuple[Any, ...]:
-        """('ok', layout, nbytes, spans) or ('fail', error class, message, spans)."""
-        from cuzk.instrument import Timeline
-
-        tl = Timeline(task.job_id)
-        block: _WitnessBlock | None = None
-        try:
-            if task.hold is not None:
-                _hold(task.hold)
-            if task.circuit not in self.circuits:
-                with tl.span("load"):
-                    circuit = self.load(task.circuit, abc=task.compute_abc)
-            else:
-                circuit = self.load(task.circuit, abc=task.compute_abc)
-            if task.instance is None:
-                with tl.span("instance"):
-                    inst: Mapping[str, np.ndarray] = circuit.random_instance(task.seed)
-            else:
-                inst = task.instance
-            with tl.span("witness"):  # straight into the block: no copy at the hand-off
-                block = _WitnessBlock(shm_name, circuit, with_abc=task.compute_abc)
-                wit = circuit.witness(inst, out=block.witness)
-            if task.compute_abc:
-                from cuzk.groth16.prover import evaluate
-
-                with tl.span("matvec"):  # the prover's own products and satisfaction check
-                    abc = evaluate(circuit.topology(), self.backend, wit.full())
-            del wit
-            with tl.span("handoff"):
-                if task.compute_abc:
-                    block.put_abc(abc)
-                layout, nbytes = block.close()
-        except Exception as exc:  # every error is the task's, reported; the worker stays
-            from cuzk.errors import CuzkError
-
-            if block is not None:
-                block.discard()
-            what = str(exc) if isinstance(exc, CuzkError) else f"{type(exc).__name__}: {exc}"
-            return ("fail", type(exc).__name__, what, self._spans(tl))
-        return ("ok", layout, nbytes, self._spans(tl))
-
-    def _spans(self, tl: Any) -> list[dict[str, Any]]:
-        return [
-            {"name": s.name, "start": s.start, "end": s.end, "worker": self.index, "pid": self.pid}
-            for s in tl.spans
-        ]
-
-
-def _hold(folder: str) -> None:
-    with open(os.path.join(folder, "started"), "w") as f:
-        f.write(f"{os.getpid()}\n")
-    with open(os.path.join(folder, "release")) as f:
-        f.read()
-
-
-class _WitnessBlock:
-    """A new shared-memory block the witness program fills in place: [inputs | aux] contiguous at
-    offset 0 (a new block is zero-filled, as the program needs), then a, b, c when asked for.
-
-    Computing the witness into a private array and copying it into the block took 0.36 s of
-    every porep-full partition on the H200 machine (the `handoff` span, 2026-12-03).
-    """
-
-    def __init__(self, name: str, circuit: Any, *, with_abc: bool) -> None:
-        from multiprocessing.shared_memory import SharedMemory
-
-        prog = circuit.program()
-        ni, rows = prog.num_inputs, prog.num_inputs + prog.num_aux
-        self.layout: list[tuple[str, tuple, int]] = [("inputs", (ni, 4), 0), ("aux", (rows - ni, 4), ni * 32)]
-        offset = _aligned(rows * 32)
-        if with_abc:
-            n = circuit.topology().num_constraints
-            for key in ("a", "b", "c"):
-                self.layout.append((key, (n, 4), offset))
-                offset += _aligned(n * 32)
-        self.nbytes = offset
-        self.shm = SharedMemory(name=name, create=True, size=max(offset, 1))
-        self.witness: np.ndarray | None = np.ndarray((rows, 4), dtype=np.uint64, buffer=self.shm.buf)
-
-    def put_abc(self, abc: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-        for (key, shape, off), arr in zip(self.layout[2:], abc, strict=True):
-            if arr.shape != shape:
-                raise ValueError(f"{key} has shape {arr.shape}, the block's slot {shape}")
-            view = np.ndarray(shape, dtype=np.uint64, buffer=self.shm.buf, offset=off)
-            view[...] = arr
-            del view
-
-    def close(self) -> tuple[list[tuple[str, tuple, int]], int]:
-        """Give the block up to the parent (it stays until the parent unlinks it): (layout, size)."""
-        self.witness = None  # the caller has dropped its views: the buffer can be released
-        self.shm.close()
-        return self.layout, self.nbytes
-
-    def discard(self) -> None:
-        self.witness = None
-        with contextlib.suppress(BufferError):  # a view still alive in a traceback: unlink frees the name
-            self.shm.close()
-        self.shm.unlink()
-
-
-def _aligned(nbytes: int) -> int:
-    return -(-nbytes // _ALIGN) * _ALIGN
-
-
 # --- the parent side ----------------------------------------------------------------------------
 
 
@@ -340,15 +181,16 @@ class _Entry:
     task: SynthTask
     done: Callback
     shm_name: str
-    key: tuple = ()
+    key: tuple[int, ...] = ()
     cancelled: bool = False
     started: bool = False  # the worker has acknowledged it
+    registered: bool = False  # its block's name is with the resource tracker (from its first send)
 
 
 @dataclass
 class _Slot:
     index: int
-    process: Any
+    process: WorkerProcess
     conn: Any
     ready: bool = False
     entry: _Entry | None = None
@@ -373,7 +215,6 @@ class SynthPool:
         cache_dir: str | None = None,
         threads_per_worker: int | None = None,
         preload: Sequence[str] = (),
-        context: str = "spawn",
     ) -> None:
         n = default_workers() if workers is None else workers
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -381,9 +222,8 @@ class SynthPool:
         self.threads = threads_per_worker or default_threads(n)
         self.cache_dir = cache_dir
         self.preload = tuple(preload)
-        self._ctx: Any = multiprocessing.get_context(context)
         self._lock = threading.Lock()
-        self._queue: list[tuple[tuple, int, _Entry]] = []
+        self._queue: list[tuple[tuple[int, ...], int, _Entry]] = []
         self._ids = itertools.count()
         self._tag = f"{SHM_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-"
         self._closing = False
@@ -413,7 +253,7 @@ class SynthPool:
     def workers(self) -> int:
         return len(self._slots)
 
-    def submit(self, task: SynthTask, done: Callback, *, key: tuple = ()) -> None:
+    def submit(self, task: SynthTask, done: Callback, *, key: tuple[int, ...] = ()) -> None:
         """Queue a task; `done` gets its one outcome on the pool's callback thread."""
         if (task.seed is None) == (task.instance is None):
             raise UsageError(f"task {task.job_id}/{task.partition}: give exactly one of seed and instance")
@@ -484,17 +324,9 @@ class SynthPool:
 
     # --- the dispatcher thread ---
     def _start(self, index: int) -> _Slot:
-        parent, child = self._ctx.Pipe(duplex=True)
-        p = self._ctx.Process(
-            target=_worker_main,
-            args=(index, self.threads, child, self.cache_dir, self.preload),
-            name=f"cuzk-synth-{index}",
-            daemon=True,
-        )
         started = time.perf_counter()
-        p.start()
-        child.close()
-        return _Slot(index, p, parent, started_at=started)
+        process, conn = WorkerProcess.start(index, self.threads, self.cache_dir, self.preload)
+        return _Slot(index, process, conn, started_at=started)
 
     def _wake(self) -> None:
         with self._wake_lock:  # never write to the descriptor once the dispatcher has closed it
@@ -529,7 +361,6 @@ class SynthPool:
                 if s.process.is_alive():
                     s.process.kill()
         for e in entries:
-            _unlink(e.shm_name, registered=True)
             self._report(e, self._failure(e, "worker", message))
 
     def _step(self) -> bool:
@@ -566,6 +397,9 @@ class SynthPool:
             slots = [s for s in self._slots if s.alive]
         for s in sends:
             e = s.entry
+            if e is not None and not done and not e.registered:  # the tracker unlinks it if we die
+                resource_tracker.register("/" + e.shm_name, "shared_memory")
+                e.registered = True
             try:  # outside the lock: an instance may be large
                 s.conn.send(None if done or e is None else (e.task_id, e.task, e.shm_name))
             except OSError:  # the worker is dead (its sentinel will say so); it never saw the task
@@ -596,7 +430,7 @@ class SynthPool:
                 self._died(s)
         return False
 
-    def _handle(self, slot: _Slot, msg: tuple) -> None:
+    def _handle(self, slot: _Slot, msg: tuple[Any, ...]) -> None:
         if msg[0] == "ready":
             with self._lock:
                 slot.ready = True
@@ -628,7 +462,6 @@ class SynthPool:
         try:
             result = _map_result(entry, layout, nbytes, spans, worker, pid)
         except OSError as exc:
-            _unlink(entry.shm_name, registered=True)
             why = f"partition {t.partition} of job {t.job_id}: its result block is not readable: {exc}"
             return self._failure(entry, "worker", why)
         if not entry.cancelled:
@@ -663,8 +496,7 @@ class SynthPool:
             with self._lock:  # it died before it saw the task: the task runs elsewhere
                 heapq.heappush(self._queue, (entry.key, entry.task_id, entry))
             entry, replace = None, True
-        if entry is not None:
-            _unlink(entry.shm_name, registered=True)  # a block it made before dying
+        if entry is not None:  # _report unlinks a block it made before dying
             t = entry.task
             if killed:
                 outcome = self._failure(entry, "shutdown", f"synthesis worker {pid} was stopped by shutdown")
@@ -690,6 +522,9 @@ class SynthPool:
         return SynthFailure(t.job_id, t.partition, message, kind)
 
     def _report(self, entry: _Entry, outcome: Outcome) -> None:
+        if isinstance(outcome, SynthFailure) and entry.registered:  # no result holds the block
+            entry.registered = False
+            _unlink(entry.shm_name, registered=True)
         self._callbacks.put((entry.done, outcome))
 
     def _deliver(self) -> None:
@@ -714,7 +549,7 @@ def _shutdown_at_exit(ref: weakref.ref[SynthPool]) -> None:
 
 
 def _map_result(
-    entry: _Entry, layout: list[tuple[str, tuple, int]], nbytes: int, spans: list[dict[str, Any]],
+    entry: _Entry, layout: list[tuple[str, tuple[int, ...], int]], nbytes: int, spans: list[dict[str, Any]],
     worker: int, pid: int,
 ) -> SynthResult:  # fmt: skip
     """Map the worker's block and wrap its arrays as views (no copy)."""
@@ -730,5 +565,60 @@ def _map_result(
         t.job_id, t.partition, views["inputs"], views["aux"], abc, spans,
         worker=worker, pid=pid, nbytes=nbytes, shm_name=entry.shm_name,
     )  # fmt: skip
-    result._release = weakref.finalize(result, _unlink, entry.shm_name, registered=True)
+    result._release = weakref.finalize(result, _unlink, entry.shm_name, registered=entry.registered)
+    entry.registered = False  # the result owns the block's name now
     return result
+
+
+class WorkerProcess:
+    """A synthesis worker: a fresh interpreter on `python -P -m cuzk.engine.synth_worker`.
+
+    Not multiprocessing's spawn or forkserver: both re-run the caller's `__main__` in the child
+    (docs/ARCHITECTURE.md, "Synthesis workers"). The sentinel is a pidfd, readable once the
+    process has ended, so `multiprocessing.connection.wait` watches it with the worker's socket.
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.sentinel = os.pidfd_open(popen.pid)
+
+    @classmethod
+    def start(
+        cls, index: int, threads: int, cache_dir: str | None, preload: Sequence[str]
+    ) -> tuple[WorkerProcess, Connection]:
+        from cuzk import config
+
+        ours, theirs = socket.socketpair()
+        # the worker imports what this process can: its sys.path, as spawn passes it
+        paths = [p for p in sys.path if p]
+        env = {"NUMBA_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(paths)}
+        if cache_dir is not None:
+            env["CUZK_CACHE_DIR"] = cache_dir
+        fd = theirs.fileno()
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, "-P", "-m", "cuzk.engine.synth_worker", str(fd), str(index), str(threads),
+                 *preload],
+                pass_fds=(fd,), env=config.child_environment(env), stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        finally:
+            theirs.close()
+        return cls(popen), Connection(ours.detach())
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.popen.kill()
+
+    def join(self) -> None:
+        self.popen.wait()
+        if self.sentinel >= 0:
+            os.close(self.sentinel)
+            self.sentinel = -1

@@ -28,12 +28,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cuzk.backends.base import Backend
+from cuzk.engine.keys import ZKEY_PREFIX, is_zkey
 from cuzk.groth16 import prover
 from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.groth16.qap import Densities, Domain
@@ -43,8 +43,6 @@ from cuzk.instrument import Timeline
 log = logging.getLogger("cuzk.engine")
 
 FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
-#: Engine key names of snarkjs keys: the prefix, then the absolute path (registry names never have it).
-ZKEY_PREFIX = "zkey:"
 _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
 
 
@@ -77,14 +75,6 @@ def circuit(name: str) -> Any:
 
 def topology(name: str) -> Any:
     return circuit(name).topology()
-
-
-def zkey_name(path: str | os.PathLike) -> str:
-    return ZKEY_PREFIX + os.path.abspath(os.fspath(path))
-
-
-def is_zkey(name: str) -> bool:
-    return name.startswith(ZKEY_PREFIX)
 
 
 @cache
@@ -161,12 +151,13 @@ def load_resident(
     device: int,
     *,
     g2_on_cpu: bool,
-    params_dir: str | os.PathLike | None,
+    params_dir: str | os.PathLike[str] | None,
     precompute: int = 1,
 ) -> Resident:
     """Parameters for `name` on `device` (generated and cached once when absent), made resident;
     `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle)."""
-    from cuzk.groth16.api import resident_parameters
+    from cuzk.engine.keys import KeyId
+    from cuzk.engine.load import load_key
 
     backend = device_backend(backend_name, device)
     g2 = cpu_backend() if g2_on_cpu else backend
@@ -174,24 +165,11 @@ def load_resident(
     def say(msg: str) -> None:
         log.info("%s on %s: %s", name, backend.label, msg)
 
-    if is_zkey(name):
-        from cuzk.interop.prover import load_proving_key
-
-        pk = load_proving_key(zkey(name), backend, g2_backend=g2, precompute=precompute, progress=say)
-        return Resident(srs=pk, pvk=pk.pvk, circuit=name, device=device)
-    topo = topology(name)
-    directory = Path(params_dir) if params_dir is not None else None
-    _, srs = resident_parameters(
-        name,
-        topo,
-        topo.hash,
-        backend,
-        g2_backend=g2,
-        directory=directory,
-        precompute=precompute,
-        progress=say,
-    )
-    return Resident(srs=srs, pvk=prepare(srs.vk), circuit=name, device=device)
+    folder = None if params_dir is None else os.fspath(params_dir)
+    loaded = load_key(KeyId(name, folder), backend, g2_backend=g2, precompute=precompute, progress=say)
+    pk: Any = loaded.key
+    pvk = pk.pvk if is_zkey(name) else prepare(pk.vk)  # a zkey's key carries its prepared vk
+    return Resident(srs=pk, pvk=pvk, circuit=name, device=device)
 
 
 def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Callable[[], Any]:

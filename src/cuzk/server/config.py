@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cuzk import defaults as D
 from cuzk.errors import UsageError
+from cuzk.units import parse_duration, parse_size
 
 DEFAULT_LISTEN = "unix:///run/cuzk/cuzk.sock"
 
@@ -29,37 +31,6 @@ DEFAULT_CIRCUITS: dict[str, str] = {
     "winning": "winning-small",
 }
 DEFAULT_PARTITIONS: dict[str, int] = {"porep": 10, "snap": 16, "wpost": 1, "winning": 1}
-
-_SIZE_UNITS = {"gib": 1 << 30, "mib": 1 << 20, "kib": 1 << 10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}
-
-
-def parse_size(value: Any, key: str) -> int:
-    """`14GiB`, `512MiB`, `5GB`, `100MB`, or plain bytes (an integer)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, str):
-        text = value.strip().lower().replace(" ", "")
-        for unit, factor in sorted(_SIZE_UNITS.items(), key=lambda kv: -len(kv[0])):
-            if text.endswith(unit) and text[: -len(unit)].isdigit():
-                return int(text[: -len(unit)]) * factor
-        if text.isdigit():
-            return int(text)
-    raise UsageError(f"{key}: {value!r} is not a size (e.g. 64GiB, 512MiB, 5GB or plain bytes)")
-
-
-def parse_duration(value: Any, key: str) -> float:
-    """`5m`, `30s`, `250ms`, or plain seconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        for unit, factor in (("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
-            number = text[: -len(unit)]
-            if text.endswith(unit) and number.replace(".", "", 1).isdigit():
-                return float(number) * factor
-        if text.replace(".", "", 1).isdigit():
-            return float(text)
-    raise UsageError(f"{key}: {value!r} is not a duration (e.g. 5m, 30s, 250ms or plain seconds)")
 
 
 @dataclass(frozen=True)
@@ -75,21 +46,20 @@ class DaemonConfig:
     grace_period_s: float = 30.0  # on SIGTERM/SIGINT: finish in-flight work this long, then cancel
     total_budget: int | None = None  # None = auto (available memory minus the margin)
     safety_margin: int = 5 << 30
-    eviction_min_idle_s: float = 300.0
+    eviction_min_idle_s: float = D.EVICTION_MIN_IDLE_S
     devices: tuple[int, ...] = ()
-    gpu_workers_per_device: int = 2
-    gpu_threads: int = 0
-    max_batch_size: int = 1
-    max_batch_wait_ms: int = 10_000
-    synthesis_threads: int = 0
-    max_parallel_synthesis: int = 0  # 0 = one synthesis worker per core
-    queue_limit: int = 1000  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
+    gpu_workers_per_device: int = D.GPU_WORKERS_PER_DEVICE
+    max_batch_size: int = D.MAX_BATCH_SIZE
+    max_batch_wait_ms: int = D.MAX_BATCH_WAIT_MS
+    synthesis_threads: int = 0  # numba threads per synthesis worker; 0 = cores // workers
+    max_parallel_synthesis: int = 0  # synthesis workers; 0 = half the cores
+    queue_limit: int = D.QUEUE_LIMIT  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
     result_retention_s: float = 3600.0
     state_dir: str = ""  # the job journal's folder; "" = <user cache>/daemon/<listen address>
     on_restart: str = "rerun"  # jobs a restart interrupted: "rerun" them or "fail" them
     param_cache: str = ""  # parameter folders (`cuzk setup` output); "" = the user cache
     preload: tuple[str, ...] = ()
-    msm_precompute: int = 1  # shifted copies of the G1 bases per loaded SRS (1 = off)
+    msm_precompute: int = D.MSM_PRECOMPUTE  # shifted copies of the G1 bases per loaded SRS (1 = off)
     backend: str = "auto"
     log_level: str = "info"
     circuits: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CIRCUITS))
@@ -261,7 +231,6 @@ KEYS: dict[str, tuple[str, _Parser]] = {
     "memory.safety_margin": ("safety_margin", parse_size),
     "memory.eviction_min_idle": ("eviction_min_idle_s", parse_duration),
     "gpus.devices": ("devices", _devices),
-    "gpus.gpu_threads": ("gpu_threads", _count(0)),
     "gpus.gpu_workers_per_device": ("gpu_workers_per_device", _count(1)),
     "scheduler.max_batch_size": ("max_batch_size", _count(1)),
     "scheduler.max_batch_wait_ms": ("max_batch_wait_ms", _count(0)),
@@ -276,6 +245,7 @@ KEYS: dict[str, tuple[str, _Parser]] = {
 #: Keys the reference reads but does not use (or deprecated): accepted so old files load, reported.
 IGNORED_KEYS = frozenset(
     {
+        "gpus.gpu_threads",  # the reference's C++ CPU pool; our G2 MSM runs in the finalizer threads
         "memory.pinned_budget",
         "memory.working_memory_budget",
         "scheduler.sort_by_type",

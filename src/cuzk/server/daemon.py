@@ -44,6 +44,7 @@ def engine_config(cfg: DaemonConfig) -> Any:
         devices=cfg.devices or (0,),
         gpu_workers_per_device=cfg.gpu_workers_per_device,
         synthesis_workers=workers,
+        synthesis_threads=cfg.synthesis_threads,
         max_batch_size=cfg.max_batch_size,
         max_batch_wait_ms=cfg.max_batch_wait_ms,
         memory_budget=cfg.total_budget if cfg.total_budget is not None else "auto",
@@ -52,6 +53,7 @@ def engine_config(cfg: DaemonConfig) -> Any:
         min_srs_idle_s=cfg.eviction_min_idle_s,
         queue_limit=cfg.queue_limit,
         msm_precompute=cfg.msm_precompute,
+        params_dir=cfg.param_cache or None,  # requests, preload and evict name the same SRS entries
     )
 
 
@@ -143,7 +145,7 @@ class Daemon:
         self._stopped = threading.Event()
 
     def start(self) -> None:
-        from cuzk.engine.metrics import EngineMetrics
+        from cuzk.server.metrics import EngineMetrics
         from cuzk.server.service import ProvingEngineServicer
 
         cfg = self.cfg
@@ -182,8 +184,8 @@ class Daemon:
             )
             self.loop.run(self.http.start())
             self.status_port = self.http.port
-        for name in cfg.preload:
-            for device, (already, seconds) in self.engine.preload(name).items():
+        for name in cfg.preload:  # a circuit, or a zkey id of [zkeys]
+            for device, (already, seconds) in self.engine.preload(cfg.zkeys.get(name, name)).items():
                 log.info(
                     "preloaded %s on device %s in %.2f s%s",
                     name,
@@ -317,8 +319,8 @@ def run(cfg: DaemonConfig, daemon_class: type[Daemon] = Daemon) -> int:
             log.info(
                 "%s: %d job(s) in flight; counters %s",
                 name,
-                sum(int(q["queued"]) + int(q["running"]) for q in st["jobs_by_kind"].values()),
-                dict(st["counters"]),
+                sum(q.queued + q.running for q in st.jobs_by_kind.values()),
+                dict(st.counters),
             )
         else:
             log.info("%s: nothing to reload (the config is read at start; logs go to stderr); going on", name)

@@ -15,7 +15,6 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 import grpc
@@ -23,6 +22,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from cuzk.engine import JobStatus, Priority, ProofRequest
+from cuzk.engine.stats import DeviceStats, EngineStats, GpuWorkerStats
 from cuzk.errors import CuzkError, ShuttingDownError, UnknownJobError, UsageError, grpc_status
 from cuzk.server.config import DaemonConfig
 from cuzk.server.idempotency import check_same_request
@@ -102,8 +102,11 @@ def check_request(msg: Any, cfg: DaemonConfig) -> Any:
     if isinstance(msg, pb.PreloadSrsRequest | pb.EvictSrsRequest):
         from cuzk.circuits import get_circuit
 
-        get_circuit(check_id(msg.circuit_id, "circuit_id"))  # UnknownCircuitError names the known ones
-        return msg.circuit_id
+        cid = check_id(msg.circuit_id, "circuit_id")
+        if cid in cfg.zkeys:  # a configured zkey id: its file (never a path a client chose)
+            return cfg.zkeys[cid]
+        get_circuit(cid)  # UnknownCircuitError names the known ones
+        return cid
     if isinstance(msg, pb.GetStatusRequest | pb.GetMetricsRequest):
         return None
     raise UsageError(f"{type(msg).__name__} is not a request of cuzk.v1.ProvingEngine")
@@ -256,7 +259,7 @@ def await_response(result: Any) -> pb.AwaitProofResponse:
     status = _STATUS[result.status]
     msg = pb.AwaitProofResponse(job_id=result.job_id, status=status)
     if result.status is JobStatus.COMPLETED:
-        msg.proof = result.proofs
+        msg.proof = result.proof_bytes()
         msg.public_inputs_json = json.dumps([[str(x) for x in p] for p in result.public_inputs])
         for key, value in _timings(result).items():
             setattr(msg, key, value)
@@ -609,7 +612,7 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
 
     def _metrics_text(self) -> str:
         text = self.metrics.text() if self.metrics is not None else ""
-        busy = self.engine.status()["synthesis_workers"]["busy"]
+        busy = self.engine.status().synthesis_workers.busy
         return text + (
             "# HELP cuzk_rpc_waiting Prove and AwaitProof calls waiting for their job now\n"
             f"# TYPE cuzk_rpc_waiting gauge\ncuzk_rpc_waiting {self.waits.count}\n"
@@ -625,9 +628,9 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
     async def PreloadSRS(
         self, request: pb.PreloadSrsRequest, context: grpc.aio.ServicerContext
     ) -> pb.PreloadSrsResponse:
-        await self._check(request, context)
+        target = await self._check(request, context)
         try:
-            loaded = await self._blocking(self.engine.preload, request.circuit_id)
+            loaded = await self._blocking(self.engine.preload, target)
         except CuzkError as exc:
             return await self._abort(context, exc)
         already = all(a for a, _ in loaded.values())
@@ -639,9 +642,9 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
     async def EvictSRS(
         self, request: pb.EvictSrsRequest, context: grpc.aio.ServicerContext
     ) -> pb.EvictSrsResponse:
-        await self._check(request, context)
+        target = await self._check(request, context)
         try:
-            freed = await self._blocking(self.engine.evict, request.circuit_id)
+            freed = await self._blocking(self.engine.evict, target)
         except CuzkError as exc:
             return await self._abort(context, exc)
         return pb.EvictSrsResponse(
@@ -652,50 +655,54 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
 _TIERS = {"hot": pb.SRSStatus.HOT, "warm": pb.SRSStatus.WARM, "cold": pb.SRSStatus.COLD}
 
 
-def status_message(st: Mapping[str, Any], *, uptime: float) -> pb.GetStatusResponse:
+def srs_circuit_id(key: Any) -> str:
+    """The circuit id an SRS entry is shown under: its key's ref (cuzk.engine.keys.SrsKey)."""
+    return str(key[0] if isinstance(key, list | tuple) else key)
+
+
+def status_message(st: EngineStats, *, uptime: float) -> pb.GetStatusResponse:
     """GetStatusResponse from engine.status(): each device once, every SRS entry with its true tier."""
     msg = pb.GetStatusResponse(
-        total_proofs_completed=int(st["counters"].get("completed", 0)),
-        total_proofs_failed=int(st["counters"].get("failed", 0)),
+        total_proofs_completed=int(st.counters.get("completed", 0)),
+        total_proofs_failed=int(st.counters.get("failed", 0)),
         uptime_seconds=int(uptime),
-        memory_budget_bytes=int(st["memory"]["total"]),
-        memory_reserved_bytes=int(st["memory"]["used"]),
-        memory_peak_bytes=int(st["memory"].get("peak", 0)),
+        memory_budget_bytes=st.memory.total,
+        memory_reserved_bytes=st.memory.used,
+        memory_peak_bytes=st.memory.peak,
     )
-    by_device: dict[int, list[Mapping[str, Any]]] = {}
-    for w in st["gpu_workers"]:
-        by_device.setdefault(int(w["device"]), []).append(w)
+    by_device: dict[int, list[GpuWorkerStats]] = {}
+    for w in st.gpu_workers:
+        by_device.setdefault(w.device, []).append(w)
     for device, workers in sorted(by_device.items()):
-        busy = next((w for w in workers if w.get("job")), None)
-        info = st.get("devices", {}).get(device, {})
+        busy = next((w for w in workers if w.job), None)
+        info = st.devices.get(device, DeviceStats(f"GPU {device}"))
         msg.gpus.add(
             ordinal=device,
-            name=str(info.get("name", f"GPU {device}")),
-            vram_total_bytes=int(info.get("total_bytes", 0)),
-            vram_free_bytes=int(info.get("free_bytes", 0)),
-            current_job_id=str(busy["job"]) if busy else "",
-            current_proof_kind=display_kind(str(busy.get("family", ""))) if busy else "",
+            name=info.name,
+            vram_total_bytes=info.total_bytes,
+            vram_free_bytes=info.free_bytes,
+            current_job_id=str(busy.job) if busy else "",
+            current_proof_kind=display_kind(busy.family) if busy else "",
             workers=len(workers),
-            busy_workers=sum(1 for w in workers if w.get("job")),
+            busy_workers=sum(1 for w in workers if w.job),
         )
-    for entry in st["srs"]:
-        key = entry["key"]
+    for entry in st.srs:
         msg.loaded_srs.add(
-            circuit_id=str(key[0] if isinstance(key, list | tuple) else key),
-            tier=_TIERS.get(str(entry["tier"]), pb.SRSStatus.COLD),
-            size_bytes=int(entry["size_bytes"]),
-            ref_count=int(entry["ref_count"]),
+            circuit_id=srs_circuit_id(entry.key),
+            tier=_TIERS.get(entry.tier, pb.SRSStatus.COLD),
+            size_bytes=entry.size_bytes,
+            ref_count=entry.ref_count,
         )
-    for kind, q in sorted(st["jobs_by_kind"].items()):  # jobs in flight by family: queued / running
-        msg.queues.add(proof_kind=display_kind(kind), pending=int(q["queued"]), in_progress=int(q["running"]))
-    for job in st.get("jobs_in_flight", []):
-        parts = job["partitions"]
+    for kind, q in sorted(st.jobs_by_kind.items()):  # jobs in flight by family: queued / running
+        msg.queues.add(proof_kind=display_kind(kind), pending=q.queued, in_progress=q.running)
+    for job in st.jobs_in_flight:
+        parts = job.partitions
         msg.jobs.add(
-            job_id=str(job["job_id"]),
-            proof_kind=display_kind(str(job["family"])),
+            job_id=job.job_id,
+            proof_kind=display_kind(job.family),
             partitions_total=len(parts),
-            partitions_done=sum(1 for p in parts if p["state"] == "done"),
-            running=job.get("status") == "running",
+            partitions_done=sum(1 for p in parts if p.state == "done"),
+            running=job.status == "running",
         )
     return msg
 

@@ -26,6 +26,7 @@ from cuzk import config
 from cuzk.backends.cuda._source import module_source
 from cuzk.backends.cuda.clock import DeviceClock
 from cuzk.errors import DeviceError, DeviceMemoryError, UsageError
+from cuzk.units import parse_size
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -39,23 +40,11 @@ NULL = np.uint64(0)
 _GIB = 1 << 30
 
 
-def parse_budget(value: str | int | None) -> int | None:
-    """Bytes from an int or a string such as '80G', '512M', '1.5T' (None or '' means no budget)."""
+def device_budget(value: str | int | None) -> int | None:
+    """Bytes of a device memory budget (a size: cuzk.units), None for no budget; zero is refused."""
     if value is None or value == "":
         return None
-    if isinstance(value, int):
-        budget = value
-    else:
-        text = value.strip().upper().removesuffix("B")
-        scale = 1
-        for suffix, mult in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40)):
-            if text.endswith(suffix):
-                text, scale = text[:-1], mult
-                break
-        try:
-            budget = int(float(text) * scale)
-        except ValueError:
-            raise UsageError(f"cannot read a device memory budget from {value!r} (try '80G')") from None
+    budget = parse_size(value, "the device memory budget (CUZK_DEVICE_MEMORY_BUDGET)")
     if budget <= 0:
         raise UsageError(f"the device memory budget must be positive, got {value!r}")
     return budget
@@ -692,4 +681,4 @@ def _is_cuda_error(exc: BaseException) -> bool:
 
 
 def budget_from_env() -> int | None:
-    return parse_budget(config.get().cuda.device_memory_budget)
+    return device_budget(config.get().cuda.device_memory_budget)

@@ -5,7 +5,7 @@ to any method are uploaded first; results stay on the device except where the in
 returns host values (msm, sum_bases, fixed_base_mul). SRS bases are resident `CudaBases`
 handles. Configuration (constructor arguments, else environment):
 
-- memory_budget / CUZK_DEVICE_MEMORY_BUDGET ('80G', bytes): allocations beyond it raise
+- memory_budget / CUZK_DEVICE_MEMORY_BUDGET ('80GiB', bytes): allocations beyond it raise
   DeviceMemoryError before any work starts, naming what asked;
 - pinned_staging / CUZK_PINNED_STAGING=1: uploads go through two reused page-locked buffers
   (their one-off pinning time is reported by describe() as pin_seconds);
@@ -30,7 +30,7 @@ from cuzk.algebra.fields import fr_mont
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
 from cuzk.backends.cuda import msm as _msm
 from cuzk.backends.cuda import points as _points
-from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, parse_budget
+from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, device_budget
 from cuzk.backends.cuda.ntt import CudaNtt
 from cuzk.backends.cuda.spmv import SpmvCache, transpose_on_device
 from cuzk.backends.cuda.spmv import spmv as _spmv
@@ -79,7 +79,7 @@ class CudaBackend(Backend):
         runtime: Runtime | None = None,
     ) -> None:
         self.device = device
-        budget = parse_budget(memory_budget) if memory_budget is not None else budget_from_env()
+        budget = device_budget(memory_budget) if memory_budget is not None else budget_from_env()
         pinned = config.get().cuda.pinned_staging if pinned_staging is None else pinned_staging
         if runtime is None:
             runtime = CupyRuntime(device=device, memory_budget=budget, pinned_staging=pinned)

@@ -20,6 +20,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from cuzk.engine.stats import EngineStats
+
 #: phase histogram buckets (seconds): from sub-millisecond kernels to minute-long partitions
 BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 
@@ -30,7 +32,7 @@ METRIC_KIND = {"porep": "porep_c2", "snap": "snap_update", "wpost": "window_post
 class EngineMetrics:
     """Metrics of one engine. `observe(...)` is called once per finished job; gauges read status()."""
 
-    def __init__(self, status: Callable[[], Mapping[str, Any]], *, started: float | None = None) -> None:
+    def __init__(self, status: Callable[[], EngineStats], *, started: float | None = None) -> None:
         self._status = status
         self._started = time.monotonic() if started is None else started
         self._lock = threading.Lock()
@@ -66,11 +68,14 @@ class EngineMetrics:
                 self._failed[kind] = self._failed.get(kind, 0) + 1
 
     def observe_result(self, result: Any, request: Any) -> None:
-        """An engine listener: one finished job (its JobResult and ProofRequest)."""
+        """An engine listener: one finished job (its JobResult and ProofRequest), labelled by its
+        key's ref (cuzk.engine.keys), the name status shows for it too."""
+        from cuzk.engine.keys import KeyId
+
         spans = result.timeline.spans
         seconds = (max(s.end for s in spans) - min(s.start for s in spans)) if spans else 0.0
         self.observe(
-            circuit=request.key_name,
+            circuit=KeyId.of(request).ref,
             family=request.family,
             status=result.status.value,
             seconds=seconds,
@@ -86,7 +91,7 @@ class EngineMetrics:
         with self._lock:
             done, failed = dict(self._done), dict(self._failed)
             durations = {k: list(v) for k, v in self._durations.items()}
-        running = sum(1 for w in st.get("gpu_workers", []) if w.get("job"))
+        running = sum(1 for w in st.gpu_workers if w.job)
         lines: list[str] = []
 
         def family(name: str, kind: str, help_: str, samples: list[tuple[str, float]]) -> None:
@@ -116,7 +121,7 @@ class EngineMetrics:
             "cuzk_queue_depth",
             "gauge",
             "Jobs waiting in the priority queue",
-            [("cuzk_queue_depth", _intake(st))],
+            [("cuzk_queue_depth", st.queues.intake)],
         )
         family(
             "cuzk_proofs_completed",
@@ -141,7 +146,7 @@ class EngineMetrics:
             "cuzk_gpu_workers",
             "gauge",
             "Number of GPU workers",
-            [("cuzk_gpu_workers", len(st.get("gpu_workers", [])))],
+            [("cuzk_gpu_workers", len(st.gpu_workers))],
         )
         return "\n".join(lines) + "\n"  # fmt: skip
 
@@ -150,15 +155,10 @@ def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
 
 
-def _intake(st: Mapping[str, Any]) -> int:
-    q = st.get("queues", {})
-    return int(q.get("intake", 0)) if isinstance(q, Mapping) else 0
-
-
 class _StatusCollector:
     """Gauges read from engine.status() at scrape time: queues, GPU busy, memory, SRS tiers."""
 
-    def __init__(self, status: Callable[[], Mapping[str, Any]]) -> None:
+    def __init__(self, status: Callable[[], EngineStats]) -> None:
         self._status = status
 
     def collect(self) -> Iterator[Metric]:
@@ -166,32 +166,29 @@ class _StatusCollector:
         queues = GaugeMetricFamily(
             "cuzk_stage_queue_depth", "Items waiting per engine stage", labels=["stage"]
         )
-        for stage, depth in st.get("queues", {}).items():
-            total = sum(depth.values()) if isinstance(depth, Mapping) else depth
+        q = st.queues
+        for stage, total in (("intake", q.intake), ("synthesis", q.synthesis), ("gpu", sum(q.gpu.values())),
+                             ("finalize", q.finalize)):  # fmt: skip
             queues.add_metric([stage], float(total))
         yield queues
         busy = GaugeMetricFamily(
             "cuzk_gpu_busy_ratio", "Fraction of uptime a device held its lock", labels=["device"]
         )
-        for device, frac in st.get("gpu_busy", {}).get("per_device", {}).items():
+        for device, frac in st.gpu_busy.per_device.items():
             busy.add_metric([str(device)], float(frac))
         yield busy
-        mem = st.get("memory", {})
+        mem = st.memory
         yield GaugeMetricFamily(
-            "cuzk_memory_budget_bytes", "The engine's memory budget", value=float(mem.get("total", 0))
+            "cuzk_memory_budget_bytes", "The engine's memory budget", value=float(mem.total)
         )
+        yield GaugeMetricFamily("cuzk_memory_reserved_bytes", "Bytes reserved now", value=float(mem.used))
         yield GaugeMetricFamily(
-            "cuzk_memory_reserved_bytes", "Bytes reserved now", value=float(mem.get("used", 0))
-        )
-        yield GaugeMetricFamily(
-            "cuzk_memory_peak_bytes", "Most bytes ever reserved at once", value=float(mem.get("peak", 0))
+            "cuzk_memory_peak_bytes", "Most bytes ever reserved at once", value=float(mem.peak)
         )
         tiers = GaugeMetricFamily("cuzk_srs_bytes", "SRS bytes per tier", labels=["tier"])
         sizes: dict[str, float] = {"hot": 0.0, "warm": 0.0, "cold": 0.0}
-        for entry in st.get("srs", []):
-            sizes[str(entry.get("tier"))] = sizes.get(str(entry.get("tier")), 0.0) + float(
-                entry.get("size_bytes", 0)
-            )
+        for entry in st.srs:
+            sizes[entry.tier] = sizes.get(entry.tier, 0.0) + float(entry.size_bytes)
         for tier, size in sizes.items():
             tiers.add_metric([tier], size)
         yield tiers

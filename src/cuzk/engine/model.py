@@ -1,0 +1,295 @@
+"""The engine's data: jobs, their results and handles, batches, and units (one partition index of
+one batch, through synthesis, the GPU and finalize).
+
+Nothing here imports the engine: a Batch reports a finished unit through the callable it was
+given, and a JobHandle cancels through the object it was given, so the stages (gpu.py,
+finalize.py) and the engine (engine.py) import this module and it imports neither.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from cuzk.engine import work
+from cuzk.engine.keys import KeyId
+from cuzk.engine.memory import Reservation
+from cuzk.engine.request import JobStatus, Priority, ProofRequest
+from cuzk.engine.srs import SrsLease
+from cuzk.engine.synth import SynthResult, SynthTask
+from cuzk.errors import DeadlineExceededError
+from cuzk.groth16.proof import Proof, proofs_to_bytes
+from cuzk.instrument import Span, Timeline
+
+#: Proof families whose jobs may share a batch (the reference batches PoRep and SnapDeals only).
+BATCHABLE_FAMILIES = frozenset({"porep", "snap"})
+
+
+class _Canceller(Protocol):
+    def cancel(self, job_id: str) -> bool: ...
+
+
+# --- jobs and results ----------------------------------------------------------------------------
+
+
+@dataclass
+class JobResult:
+    """A finished job: its proofs (one per partition, in partition order) or why there are none.
+
+    `proofs` and `public_inputs` are what LocalProver's ProveResult holds (Proof objects, for
+    `cuzk.groth16.verify`); `proof_bytes()` is the wire form, 192 bytes per proof."""
+
+    job_id: str
+    request_id: str
+    status: JobStatus
+    proofs: list[Proof] = field(default_factory=list)  # as LocalProver's ProveResult.proofs
+    public_inputs: list[list[int]] = field(default_factory=list)  # one list per partition
+    error: str | None = None
+    timeline: Timeline = field(default_factory=Timeline)
+
+    def proof_bytes(self) -> bytes:
+        return proofs_to_bytes(self.proofs)
+
+
+class Job:
+    """One accepted request inside the engine (the Scheduler's Schedulable)."""
+
+    def __init__(
+        self, request: ProofRequest, seq: int, submitted: float, default_params_dir: str | None = None
+    ) -> None:
+        self.request = request
+        self.seq = seq
+        # the request id becomes the job id verbatim, as in the reference (its clients await by it)
+        self.job_id = request.request_id or f"job-{seq}-{uuid.uuid4().hex[:8]}"
+        self.request_id = request.request_id
+        #: the proving key (cuzk.engine.keys): `key` is its ref, the circuit or "zkey:<abs path>"
+        self.key_id = KeyId.of(request, default_params_dir=default_params_dir)
+        self.key = self.key_id.ref
+        self.priority: Priority = request.effective_priority
+        options = ",".join(f"{k}={v}" for k, v in sorted(request.options.items()))
+        self.batch_key = self.key_id.batch_key(options)
+        self.batchable = request.family in BATCHABLE_FAMILIES
+        self.partitions = request.partition_count
+        self.status = JobStatus.QUEUED
+        self.timeline = Timeline(self.job_id)
+        self.submitted = submitted  # perf_counter
+        self.finished_at: float | None = None  # config.clock
+        self.result: JobResult | None = None
+        self.done = threading.Event()
+        self.units: list[Unit] = []
+        self.proofs: dict[int, Proof] = {}
+        self.inputs: dict[int, list[int]] = {}
+        self.lock = threading.Lock()
+        self.queue_position = 0  # jobs ahead of it in the intake queue when it was accepted
+
+    @property
+    def finished(self) -> bool:
+        return self.done.is_set()
+
+    def add_spans(self, spans: list[Span]) -> None:
+        tmp = Timeline(self.job_id)
+        tmp.spans = spans
+        with self.lock:
+            self.timeline.merge(tmp)
+
+    def task(self, partition: int, compute_abc: bool) -> SynthTask:
+        req = self.request
+        if req.options.get("synthesis.abc_on", "auto") != "auto":
+            compute_abc = req.options["synthesis.abc_on"] == "worker"
+        if req.instances is not None:
+            inst = {k: np.asarray(v) for k, v in req.instances[partition].items()}
+            return SynthTask(self.job_id, partition, req.circuit or "", None, inst, compute_abc)
+        return SynthTask(self.job_id, partition, req.circuit or "", req.seed + partition, None, compute_abc)
+
+
+class JobHandle:
+    """What `submit` returns: the job's id and a way to wait for its result."""
+
+    def __init__(self, engine: _Canceller, job: Job) -> None:
+        self._engine = engine
+        self._job = job
+        self.job_id = job.job_id
+        self.request_id = job.request_id
+
+    @property
+    def status(self) -> JobStatus:
+        return self._job.status
+
+    def done(self) -> bool:
+        return self._job.finished
+
+    @property
+    def queue_position(self) -> int:
+        """Jobs ahead of this one in the intake queue when it was accepted (0: next)."""
+        return self._job.queue_position
+
+    def result(self, timeout: float | None = None) -> JobResult:
+        """The job's result, waiting up to `timeout` seconds (DeadlineExceededError after that)."""
+        if not self._job.done.wait(timeout):
+            raise DeadlineExceededError(f"job {self.job_id} did not finish within {timeout} s")
+        assert self._job.result is not None
+        return self._job.result
+
+    def cancel(self) -> bool:
+        return self._engine.cancel(self.job_id)
+
+
+# --- units: one partition index of one batch, through synthesis, GPU and finalize ----------------
+
+
+@dataclass
+class Member:
+    job: Job
+    result: SynthResult | None = None
+    resolved: bool = False
+
+
+class Batch:
+    """Jobs dispatched together: one device, one SRS lease, one unit per partition index."""
+
+    def __init__(
+        self, jobs: list[Job], device: int, lease: SrsLease, seq: int, *, toggles: Mapping[str, Any],
+        on_unit_done: Callable[[], None],
+    ) -> None:  # fmt: skip
+        self.on_unit_done = on_unit_done  # the engine's count of units not yet finished
+        self.jobs = jobs
+        self.device = device
+        self.lease = lease
+        self.seq = seq
+        self.priority = max(j.priority for j in jobs)
+        self.circuit = jobs[0].key
+        from cuzk.toggles import windows
+
+        # the batch's jobs share their options (they are part of the batch key)
+        self.windows = windows({**toggles, **jobs[0].request.options})
+        self.ws = work.working_set(self.circuit)
+        self.partitions = max(j.partitions for j in jobs)
+        #: the next partition index to become a Unit: units are made one at a time as the feeder
+        #: takes them, so a queued job costs O(1) whatever its partition count (issue 32)
+        self.next_partition = 0
+        self._left = self.partitions
+        self._lock = threading.Lock()
+
+    def key(self) -> tuple[int, int, int]:
+        """Its place in the synthesis queue: priority, then batch order, then partition."""
+        return (-int(self.priority), self.seq, self.next_partition)
+
+    def dead(self) -> bool:
+        return all(j.finished for j in self.jobs)
+
+    def unit_finished(self, n: int = 1) -> None:
+        """`n` of its partitions are done with (proved, failed, or dropped before becoming units)."""
+        with self._lock:
+            self._left -= n
+            last = self._left == 0
+        if last:
+            self.lease.release()
+
+
+class Unit:
+    """Partition `partition` of every job of a batch that has one: k witnesses, one batched pass."""
+
+    def __init__(self, batch: Batch, partition: int) -> None:
+        self.batch = batch
+        self.partition = partition
+        self.members = [Member(j) for j in batch.jobs if j.partitions > partition]
+        self.reservation: Reservation | None = None
+        self.pending: Any = None
+        self.dead = threading.Event()  # set once every member's job has ended
+        self._lock = threading.Lock()
+        self._finished = False
+        self.label = f"batch-{batch.seq}/p{partition}"
+
+    key = property(lambda self: (-int(self.batch.priority), self.batch.seq, self.partition))
+    circuit = property(lambda self: self.batch.circuit)
+    device = property(lambda self: self.batch.device)
+    resident = property(lambda self: self.batch.lease.value)
+    windows = property(lambda self: self.batch.windows)
+    k = property(lambda self: len(self.members))
+
+    def check_dead(self) -> None:
+        if all(m.job.finished for m in self.members):
+            self.dead.set()
+
+    def _drop(self, m: Member) -> None:
+        if m.result is not None:
+            m.result.close()
+            m.result = None
+        if self.reservation is not None:
+            self.reservation.release(min(self.batch.ws.total, self.reservation.nbytes))
+
+    def drop_dead(self) -> bool:
+        """Drop the members whose job has ended (their buffers and memory released); any left?"""
+        with self._lock:
+            live = []
+            for m in self.members:
+                if m.job.finished:
+                    self._drop(m)
+                else:
+                    live.append(m)
+            self.members = live
+            return bool(live)
+
+    def resolve(self, m: Member, result: SynthResult | None) -> bool:
+        """Record one member's synthesis outcome (None: dropped); True once the unit is complete."""
+        with self._lock:
+            m.resolved = True
+            if result is None or m.job.finished:
+                if result is not None:
+                    result.close()
+                self._drop(m)
+                self.members = [x for x in self.members if x is not m]
+            else:
+                m.result = result
+            return all(x.resolved for x in self.members)
+
+    def results(self) -> list[SynthResult]:
+        return [m.result for m in self.members]  # type: ignore[misc]
+
+    def close_results(self) -> None:
+        for m in self.members:
+            if m.result is not None:
+                m.result.close()
+                m.result = None
+
+    def release_abc(self) -> None:
+        if self.reservation is not None:
+            self.reservation.release(min(self.batch.ws.abc * self.k, self.reservation.nbytes))
+
+    def record(self, tl: Timeline, attrs: Mapping[str, Any]) -> None:
+        for m in self.members:
+            spans = [dataclasses.replace(s, attrs={**attrs, **s.attrs}) for s in tl.spans]
+            m.job.add_spans(spans)
+
+    def finish(self) -> None:
+        """The unit is done (proved, failed or dropped): give back everything it still holds."""
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+            for m in self.members:
+                if m.result is not None:
+                    m.result.close()
+                    m.result = None
+            if self.reservation is not None:
+                self.reservation.release()
+            self.pending = None
+        self.batch.unit_finished()
+        self.batch.on_unit_done()
+
+
+@dataclass
+class WitnessHandOver:
+    """A zkey partition's hand-over: its circom witness (a .wtns path or an (nVars, 4) array)."""
+
+    source: Any
+    abc: None = None
+
+    def close(self) -> None:
+        pass

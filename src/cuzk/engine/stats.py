@@ -1,0 +1,128 @@
+"""What `Engine.status()` returns: typed, so the service, the status page and the metrics read
+fields, not string keys (issue 30). `as_dict()` is the JSON form (dataclasses.asdict)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from cuzk.engine.srs import SrsEntryStatus
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """Items waiting per stage: jobs in intake, partitions waiting for synthesis, units per GPU queue."""
+
+    intake: int
+    synthesis: int
+    gpu: dict[int, int]
+    finalize: int
+
+
+@dataclass(frozen=True)
+class SynthesisStats:
+    workers: int
+    busy: int  # tasks running now
+    pids: list[int]
+
+
+@dataclass(frozen=True)
+class GpuWorkerStats:
+    device: int
+    worker: int
+    state: str  # idle | preparing | waiting | proving
+    job: str | None
+    partition: int | None
+    family: str  # the proof family of `job` ("" when idle)
+
+
+@dataclass(frozen=True)
+class DeviceStats:
+    """The device's name and memory as its backend reports them (0 where unknown)."""
+
+    name: str
+    total_bytes: int = 0
+    free_bytes: int = 0
+    resident_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    index: int
+    state: str  # pending | synthesizing | synth_done | gpu | finalizing | done
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    """A job in flight, partition by partition (the status page's pipelines)."""
+
+    job_id: str
+    family: str
+    circuit: str  # its key's ref (cuzk.engine.keys)
+    status: str
+    started_secs_ago: float
+    partitions: list[PartitionState]
+
+
+@dataclass(frozen=True)
+class RecentJob:
+    """A finished job and its top-level spans (records of instrument.Timeline) for the rolling waterfall."""
+
+    job_id: str
+    status: str
+    spans: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """The byte budget now; `by_tag` is what each kind of reservation holds ("untagged" for none)."""
+
+    total: int
+    used: int
+    available: int
+    peak: int
+    waiters: int
+    by_tag: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, snapshot: dict[str, int]) -> MemoryStats:
+        snap = dict(snapshot)
+        head = {k: snap.pop(k) for k in ("total", "used", "available", "peak", "waiters")}
+        return cls(**head, by_tag=snap)
+
+
+@dataclass(frozen=True)
+class KindCounts:
+    queued: int = 0
+    running: int = 0
+
+
+@dataclass(frozen=True)
+class GpuBusy:
+    """Since the engine started: each device's busy fraction and seconds, and the union's fraction."""
+
+    per_device: dict[int, float]
+    fraction: float
+    seconds: dict[int, float]
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    srs: list[SrsEntryStatus]
+    queues: QueueStats
+    synthesis_workers: SynthesisStats
+    gpu_workers: list[GpuWorkerStats]
+    devices: dict[int, DeviceStats]
+    jobs_in_flight: list[JobProgress]
+    recent_jobs: list[RecentJob]
+    completed_by_family: dict[str, int]
+    failed_by_family: dict[str, int]
+    memory: MemoryStats
+    jobs: dict[str, int]  # jobs known now, by status (queued, running, completed, failed, cancelled)
+    jobs_by_kind: dict[str, KindCounts]  # in flight, per proof family
+    counters: dict[str, int]  # since start: submitted, completed, failed, cancelled
+    gpu_busy: GpuBusy
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
