@@ -79,7 +79,7 @@ def main() -> None:
         victim = None
         while victim is None:
             victim = next(
-                (j["node"] for j in fleet.status()["jobs_in_flight"] if j["job_id"] == "long"), None
+                (j["node"] for j in fleet.fleet_status()["jobs_in_flight"] if j["job_id"] == "long"), None
             )
             tick.wait(0.05)
         ray_node = fleet.engines()[victim]["ray_node"]

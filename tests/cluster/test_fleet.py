@@ -77,7 +77,7 @@ def test_jobs_go_where_the_srs_is_hot_and_status_shows_every_node(fleet: Any) ->
     h = fleet.submit(ProofRequest(circuit="wpost-tiny", seed=5))
     check(h.result(timeout=300), "wpost-tiny", 5)
     assert h.node == b
-    st = fleet.status()
+    st = fleet.fleet_status()
     rows = {n["engine"]: n for n in st["fleet"]}
     assert set(rows) == {a, b, c} and all(n["alive"] and n["devices"] == 1 for n in rows.values())
     assert "winning-tiny" in rows[a]["hot"] and "wpost-tiny" in rows[b]["hot"]
@@ -88,7 +88,7 @@ def test_jobs_go_where_the_srs_is_hot_and_status_shows_every_node(fleet: Any) ->
     assert all(s.attrs["node"] == b for s in h.result().timeline.spans)  # timelines carry the node
     freed = fleet.evict("winning-tiny")
     assert freed[(a, 0)][0] is True and freed[(c, 0)][0] is False
-    assert "winning-tiny" not in {n["engine"]: n for n in fleet.status()["fleet"]}[a]["hot"]
+    assert "winning-tiny" not in {n["engine"]: n for n in fleet.fleet_status()["fleet"]}[a]["hot"]
     assert set(fleet.finished.values()) == {1}
 
 
@@ -213,7 +213,7 @@ def test_a_node_killed_mid_job_its_job_reruns_elsewhere_and_a_new_node_takes_wor
     ]
 
     def running_on_engine() -> str | None:  # the engine itself reports the job in flight
-        st = fleet.status()
+        st = fleet.fleet_status()
         return next((j["node"] for j in st["jobs_in_flight"] if j["job_id"] == "long"), None)
 
     victim = until(running_on_engine, what="the long job running on its engine")
@@ -230,7 +230,7 @@ def test_a_node_killed_mid_job_its_job_reruns_elsewhere_and_a_new_node_takes_wor
     for i, h in enumerate(others):
         check(h.result(timeout=600), "porep-tiny", 2000 + 10 * i)
     assert not fleet.engines()[victim]["alive"]
-    st = fleet.status()
+    st = fleet.fleet_status()
     assert st["counters"]["redispatched"] >= 1
     assert {n["engine"]: n["alive"] for n in st["fleet"]}[victim] is False
 

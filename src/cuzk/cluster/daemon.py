@@ -55,7 +55,7 @@ class FleetDaemon(Daemon):
 
     def status_document(self) -> dict[str, Any]:
         doc = super().status_document()
-        doc["fleet"] = self.engine.status()["fleet"]
+        doc["fleet"] = self.engine.fleet_status()["fleet"]
         return doc
 
 
@@ -68,7 +68,7 @@ class FleetCollector:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        st = self.fleet.status()
+        st = self.fleet.fleet_status()
         up = GaugeMetricFamily(
             "cuzk_fleet_engine_up", "1 while the engine is alive and ready", labels=["node"]
         )

@@ -32,6 +32,7 @@ from typing import Any
 from cuzk.cluster.policy import POLICIES, HotFirst, JobSpec, NodeView, Policy, TableCosts, plan
 from cuzk.cluster.stats import fleet_status, hot_circuits
 from cuzk.engine.request import JobStatus, ProofRequest
+from cuzk.engine.stats import EngineStats
 from cuzk.errors import (
     DeadlineExceededError,
     QueueFullError,
@@ -391,8 +392,13 @@ class Fleet:
                 raise exc.as_instanceof_cause() from None
         return out
 
-    def status(self) -> dict[str, Any]:
-        """The fleet as one engine's status (cuzk.cluster.stats.fleet_status), plus `fleet`: the nodes."""
+    def status(self) -> EngineStats:
+        """The fleet as one engine's status, typed as `Engine.status()` is (the daemon reads it)."""
+        return EngineStats.from_dict(self.fleet_status())
+
+    def fleet_status(self) -> dict[str, Any]:
+        """The fleet as one engine's status as plain data (cuzk.cluster.stats.fleet_status), plus
+        `fleet`: the nodes, `fleet_queue` and each row's node."""
         with self._lock:
             engines = [e for e in self._engines.values() if e.alive and e.ready]
         refs = {e.engine_id: e.actor.stats.remote() for e in engines}

@@ -16,7 +16,7 @@ from typing import Any
 def engine_stats(engine: Any) -> dict[str, Any]:
     """An engine's status as plain data (picklable: it crosses from the actor to the front)."""
     st = engine.status()
-    return dict(st) if isinstance(st, Mapping) else dict(vars(st))
+    return dict(st) if isinstance(st, Mapping) else dict(st.as_dict())
 
 
 def hot_circuits(st: Mapping[str, Any]) -> frozenset[str]:
@@ -43,7 +43,7 @@ def fleet_status(engines: Mapping[str, Mapping[str, Any] | None], front: Mapping
     gpu_q: dict[int, int] = {}
     per_device: dict[int, float] = {}
     seconds: dict[int, float] = {}
-    memory = {"total": 0, "used": 0, "available": 0, "peak": 0}
+    memory = {"total": 0, "used": 0, "available": 0, "peak": 0, "waiters": 0}
     queues = {"intake": int(front.get("queued", 0)), "synthesis": 0, "finalize": 0}
     synth: dict[str, Any] = {"workers": 0, "busy": 0, "pids": []}
     ordinal = 0

@@ -4,6 +4,8 @@ fields, not string keys (issue 30). `as_dict()` is the JSON form (dataclasses.as
 from __future__ import annotations
 
 import dataclasses
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,3 +128,27 @@ class EngineStats:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EngineStats:
+        """The inverse of `as_dict` (keys beyond the fields are ignored): a status that crossed a
+        process boundary as plain data, or one merged from several engines (cuzk.cluster)."""
+        out = _build(cls, data)
+        assert isinstance(out, EngineStats)
+        return out
+
+
+def _build(tp: Any, value: Any) -> Any:
+    """`value` (plain data) as type `tp`: dataclasses by field, lists and dicts element-wise."""
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp)}
+        return tp(**{k: _build(hints[k], v) for k, v in value.items() if k in names})
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is list:
+        return [_build(args[0], v) for v in value]
+    if origin is dict:
+        return {_build(args[0], k): _build(args[1], v) for k, v in value.items()}
+    if tp is int and isinstance(value, str | float):
+        return int(value)
+    return value
