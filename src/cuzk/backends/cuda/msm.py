@@ -383,8 +383,7 @@ def _accumulate_affine(
     )
     rt.launch(module, f"ba_pad_{sfx}", nb, (np.uint64(nb), lens, poff, pts[0], gb[0]), block=128)
     bound = cap
-    rounds = (largest - 1).bit_length() if largest > 1 else 0  # ceil(log2(largest))
-    for r in range(rounds):
+    for r in range(max(0, (largest - 1).bit_length())):
         src, dst = r % 2, 1 - r % 2
         new_lens = (lens + 1) >> 1
         new_poff = padded_offsets(new_lens)
@@ -411,7 +410,7 @@ def _accumulate_affine(
             module, f"ba_pad_{sfx}", nb, (np.uint64(nb), new_lens, new_poff, pts[dst], gb[dst]), block=128
         )
         lens, poff, bound = new_lens, new_poff, bound // 2 + nb
-    last = rounds % 2
+    last = max(0, (largest - 1).bit_length()) % 2
     rt.launch(module, f"ba_finish_{sfx}", nb, (np.uint64(nb), lens, poff, pts[last], buckets), block=128)
 
 
