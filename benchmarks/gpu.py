@@ -543,9 +543,8 @@ GLV_WINDOWS: dict[int, tuple[int, ...]] = {24: (17, 20), 26: (21,), 27: (21,)}
 
 
 def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
-    """G1 MSMs with GLV-split scalars (CudaBackend.msm_glv) and with the batch-affine accumulate
-    (msm_batch_affine, without and with GLV) beside the plain MSM of the same scalars, timed one
-    after the other per size; each result equal to the plain one."""
+    """G1 MSMs with GLV-split scalars (CudaBackend.msm_glv) beside the plain MSM of the same
+    scalars, timed one after the other per size; each result equal to the plain one."""
     from cuzk.backends.cuda import msm as M
 
     for log_n in log_sizes:
@@ -589,29 +588,11 @@ def time_glv(be: Any, timer: Timer, bases: Any, log_sizes: list[int]) -> None:
                     table_build_s=round(built, 2),
                     extra_gib=round(extra / 2**30, 2),
                 )
-            for glv_on in (False, True):  # the batch-affine accumulate, plain and GLV-split
-                be.msm_glv, be.msm_batch_affine = glv_on, True
-                got = be.msm(bases, host)
-                same = bool(G1.eq(got[None], want[None])[0])
-                RESULTS["checks"][f"msm batch-affine 2^{log_n} glv {glv_on}"] = {
-                    "ok": same,
-                    "detail": "" if same else "differs from the plain MSM",
-                }
-                t = timer(partial(be.msm, bases, host), reps=reps)
-                row(
-                    "msm_g1_batch_affine",
-                    f"2^{log_n}",
-                    t,
-                    glv=glv_on,
-                    same_as_plain=same,
-                    ratio_to_plain=round(t["ms"] / t_plain["ms"], 3),
-                )
-                profiled(be, f"msm_g1 batch-affine glv {glv_on} 2^{log_n}", partial(be.msm, bases, host))
         except Exception as exc:
             RESULTS["checks"][f"msm glv 2^{log_n}"] = {"ok": False, "detail": repr(exc)[-2000:]}
             log(f"glv 2^{log_n}: {exc}")
         finally:
-            be.msm_glv = be.msm_batch_affine = False
+            be.msm_glv = False
 
 
 #: (copies cap, window or None for the model's) per size: the precomputed-bases rows

@@ -301,37 +301,3 @@ def test_glv_plan_shares_the_sets_of_one_half():
         cuda_msm.make_plan(100, 5, stride=50, halves=2)
     with pytest.raises(ValueError, match="halves"):
         cuda_msm.make_plan(100, 5, halves=3)
-
-
-def test_msm_batch_affine(be, rng, monkeypatch):
-    calls = []
-    real = cuda_msm._accumulate_affine
-    monkeypatch.setattr(cuda_msm, "_accumulate_affine", lambda *a: (calls.append(a[-1]), real(*a))[1])
-    monkeypatch.setattr(cuda_msm, "BATCH_AFFINE_M", 3)  # several threads, batches cut mid-bucket
-    monkeypatch.setattr(be, "msm_batch_affine", True)
-    K.check_msm(be, rng, "g1", 300, windows=(None, 5), chunks=(None, 3))
-    K.check_msm_skewed(be, rng, 600)  # doublings (equal points) and P + (-P) in one bucket
-    K.check_msm(be, rng, "g2", 40)
-    monkeypatch.setattr(be, "msm_glv", True)
-    K.check_msm(be, rng, "g1", 200, windows=(None, 6))
-    assert len(calls) > 20 and max(calls) > 300  # every MSM above went through the rounds
-
-
-def test_batch_affine_special_sums(be, rng, monkeypatch):
-    # all scalars 1 (or all r - 1): one bucket per window holds P, P, -P, -P, Q, -Q, O, R in entry
-    # order (the emulator runs the scatter's threads in turn), so round 1 pairs two doublings,
-    # Q + (-Q) and O + R, and round 2 pairs 2P with -2P
-    calls = []
-    real = cuda_msm._accumulate_affine
-    monkeypatch.setattr(cuda_msm, "_accumulate_affine", lambda *a: (calls.append(a[-1]), real(*a))[1])
-    monkeypatch.setattr(be, "msm_batch_affine", True)
-    p, q, r = G1.random(3, rng)
-    pts = np.stack(
-        [p, p, G1.neg(p[None])[0], G1.neg(p[None])[0], q, G1.neg(q[None])[0], G1.identity(1)[0], r]
-    )
-    bases = be.load_bases(pts, "g1")
-    cpu = K.CPU.load_bases(pts, "g1")
-    for s in (1, C.R - 1):
-        sc = FR.from_ints([s] * 8)
-        assert G1.eq(be.msm(bases, sc)[None], K.CPU.msm(cpu, sc)[None])[0], s
-    assert calls and max(calls) == 8

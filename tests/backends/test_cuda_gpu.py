@@ -170,12 +170,3 @@ def test_glv_split(be, rng):
 
 def test_msm_glv(be, rng):
     K.check_msm_glv(be, rng, 1 << 13, windows=(None, 7, 13))
-
-
-def test_msm_batch_affine(be, rng, monkeypatch):
-    monkeypatch.setattr(be, "msm_batch_affine", True)
-    K.check_msm(be, rng, "g1", 1 << 13, windows=(None, 7, 13), chunks=(None, 3))
-    K.check_msm_skewed(be, rng, 1 << 14)
-    K.check_msm(be, rng, "g2", 1 << 10)
-    monkeypatch.setattr(be, "msm_glv", True)
-    K.check_msm(be, rng, "g1", 1 << 13)

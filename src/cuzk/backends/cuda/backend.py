@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -90,8 +90,6 @@ class CudaBackend(Backend):
         #: G1 MSMs split each scalar by the GLV endomorphism (msm.glv_table: the bases' table
         #: gains its phi image, built at the first such MSM and counted in extra_bytes)
         self.msm_glv = msm_glv
-        #: the batch-affine bucket accumulation (msm._accumulate_affine) instead of the XYZZ one
-        self.msm_batch_affine = False
         self._ntt = CudaNtt(runtime)
         self._spmv = SpmvCache(runtime)
         self._fixed: dict[tuple, _msm.FixedBaseTable] = {}
@@ -299,8 +297,6 @@ class CudaBackend(Backend):
             # the table's window suits its full n; a much smaller MSM over it may do better plain
             if window is not None or _msm.plan_cost(shared, host) <= _msm.plan_cost(plan, host):
                 plan, rows = shared, bases.table[start:]
-        if self.msm_batch_affine:
-            plan = replace(plan, batch_affine=True)
         with self.rt.guard(f"msm({bases.group}, n={n})"):
             scalars = np.ascontiguousarray(scalars) if host else self.xp.ascontiguousarray(scalars)
             return _msm.pippenger(self.rt, curve, rows, scalars, plan)

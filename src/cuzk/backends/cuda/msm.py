@@ -139,7 +139,6 @@ class MsmPlan:
     copies: int = 1  # precomputed copies of the bases: window w adds copy w % copies into set w // copies
     stride: int = 0  # rows per copy of the precomputed table
     halves: int = 1  # 2: GLV split (G1), half 1's windows add phi of the copies, rows from copies * stride on
-    batch_affine: bool = False  # buckets summed by rounds of affine pair additions (_accumulate_affine)
 
     @property
     def sets(self) -> int:
@@ -163,7 +162,6 @@ def make_plan(
     copies: int = 1,
     stride: int = 0,
     halves: int = 1,
-    batch_affine: bool = False,
 ) -> MsmPlan:
     """The plan of an n-point MSM; with copies > 1, over a precomputed table of window `window`
     and `stride` rows per copy (the chunk count then minimizes the model for that table); with
@@ -205,16 +203,7 @@ def make_plan(
     # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
     seg = 1 << max(0, min(c - 1, ((bucket_sets(c, copies, halves) * B) // SEGMENT_THREADS).bit_length() - 1))
     return MsmPlan(
-        n=n,
-        c=c,
-        windows=W,
-        buckets=B,
-        chunk=chunk,
-        seg=seg,
-        copies=copies,
-        stride=stride,
-        halves=halves,
-        batch_affine=batch_affine,
+        n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg, copies=copies, stride=stride, halves=halves
     )
 
 
@@ -337,84 +326,6 @@ def _merge_big(rt: Runtime, curve: Curve, big: BigBuckets, partials: Any, bucket
     )
 
 
-#: Pairs per thread of a batch-affine round (one inversion shared by this many additions).
-BATCH_AFFINE_M = 128
-
-
-def _accumulate_affine(
-    rt: Runtime,
-    curve: Curve,
-    counts: Any,
-    offsets: Any,
-    entries: Any,
-    bases: Any,
-    buckets: Any,
-    max_entries: int,
-    largest: int,
-) -> None:
-    """buckets[g] += the sum of bucket g's entries, by rounds of affine pair additions (the
-    batch_affine variant; kernels/msm.cuh ba_*). Each round halves every bucket's run (odd runs
-    padded by an identity, so pairs never straddle buckets); ceil(log2(largest)) rounds leave one
-    point per bucket. The thread counts are bounds (runs grow by at most one pad per bucket), so
-    no round waits for the host."""
-    xp = rt.xp
-    module, sfx = _group_module(curve)
-    nb = counts.shape[0]
-    width = curve.field.width
-    cap = max_entries + nb
-    rt.reserve(2 * cap * (2 * width * 8 + 4) + (cap // 2 + 1) * width * 8, "the batch-affine rounds")
-    pts = [xp.empty((cap, 2 * width), dtype=np.uint64) for _ in range(2)]
-    gb = [xp.empty(cap, dtype=np.uint32) for _ in range(2)]
-    scratch = xp.empty((cap // 2 + 1, width), dtype=np.uint64)
-
-    def padded_offsets(lens: Any) -> Any:
-        poff = xp.zeros(nb + 1, dtype=np.uint32)
-        poff[1:] = xp.cumsum(lens + (lens & 1), dtype=np.uint32)
-        return poff
-
-    lens = counts.astype(np.uint32)
-    poff = padded_offsets(lens)
-    rt.launch(
-        module,
-        f"ba_load_{sfx}",
-        max_entries,
-        (np.uint64(max_entries), offsets[nb:], entries, offsets, poff, bases, pts[0], gb[0]),
-        block=128,
-    )
-    rt.launch(module, f"ba_pad_{sfx}", nb, (np.uint64(nb), lens, poff, pts[0], gb[0]), block=128)
-    bound = cap
-    rounds = (largest - 1).bit_length() if largest > 1 else 0  # ceil(log2(largest))
-    for r in range(rounds):
-        src, dst = r % 2, 1 - r % 2
-        new_lens = (lens + 1) >> 1
-        new_poff = padded_offsets(new_lens)
-        threads = -(-(bound // 2) // BATCH_AFFINE_M)
-        rt.launch(
-            module,
-            f"ba_round_{sfx}",
-            threads,
-            (
-                np.uint64(threads),
-                np.uint32(BATCH_AFFINE_M),
-                poff[nb:],
-                pts[src],
-                gb[src],
-                poff,
-                new_poff,
-                pts[dst],
-                gb[dst],
-                scratch,
-            ),
-            block=64,
-        )
-        rt.launch(
-            module, f"ba_pad_{sfx}", nb, (np.uint64(nb), new_lens, new_poff, pts[dst], gb[dst]), block=128
-        )
-        lens, poff, bound = new_lens, new_poff, bound // 2 + nb
-    last = rounds % 2
-    rt.launch(module, f"ba_finish_{sfx}", nb, (np.uint64(nb), lens, poff, pts[last], buckets), block=128)
-
-
 def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan) -> np.ndarray:
     """sum scalars[i] bases[i] as a host Jacobian point (jac_shape); scalars host or device."""
     xp = rt.xp
@@ -464,10 +375,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
         offsets[1:] = xp.cumsum(counts, dtype=np.uint32)
         # the one host sync per chunk, before the long kernels are queued: the host then goes
         # on to upload the next chunk while this one is scattered and accumulated
-        if plan.batch_affine:
-            largest = int(counts.max())
-        else:
-            big = _big_buckets(rt, counts, offsets)
+        big = _big_buckets(rt, counts, offsets)
         cursor[...] = offsets[:-1]
         rt.launch(
             "fr",
@@ -485,11 +393,6 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
                 np.uint32(plan.stride),
             ),
         )
-        if plan.batch_affine:
-            _accumulate_affine(
-                rt, curve, counts, offsets, entries, bases[lo:], buckets, m * W * plan.halves, largest
-            )
-            continue
         threads = -(-m * W * plan.halves // ACCUMULATE_L)
         rt.launch(
             module,

@@ -47,29 +47,6 @@ CUZK_KERNEL(CUZK_NAME(shift_points))(uint64_t n, int k, const uint32_t* in, uint
     CUZK_FOR_TID(n) cuzk::shift_point<CUZK_F>(tid, k, in, out);
 }
 
-CUZK_KERNEL(CUZK_NAME(ba_load))(uint64_t n, const uint32_t* total, const uint64_t* entries,
-                                const uint32_t* offsets, const uint32_t* poff, const uint32_t* bases,
-                                uint32_t* pts, uint32_t* gb) {
-    CUZK_FOR_TID(n) cuzk::ba_load<CUZK_F>(tid, total, entries, offsets, poff, bases, pts, gb);
-}
-
-CUZK_KERNEL(CUZK_NAME(ba_pad))(uint64_t nbuckets, const uint32_t* len, const uint32_t* poff, uint32_t* pts,
-                               uint32_t* gb) {
-    CUZK_FOR_TID(nbuckets) cuzk::ba_pad<CUZK_F>(tid, len, poff, pts, gb);
-}
-
-CUZK_KERNEL(CUZK_NAME(ba_round))(uint64_t nthreads, uint32_t M, const uint32_t* total, const uint32_t* pts_in,
-                                 const uint32_t* gb_in, const uint32_t* poff_in, const uint32_t* poff_out,
-                                 uint32_t* pts_out, uint32_t* gb_out, uint32_t* scratch) {
-    CUZK_FOR_TID(nthreads)
-    cuzk::ba_round<CUZK_F>(tid, M, total, pts_in, gb_in, poff_in, poff_out, pts_out, gb_out, scratch);
-}
-
-CUZK_KERNEL(CUZK_NAME(ba_finish))(uint64_t nbuckets, const uint32_t* len, const uint32_t* poff,
-                                  const uint32_t* pts, uint32_t* buckets) {
-    CUZK_FOR_TID(nbuckets) cuzk::ba_finish<CUZK_F>(tid, len, poff, pts, buckets);
-}
-
 CUZK_KERNEL(CUZK_NAME(endo_points))(uint64_t n, const uint32_t* beta, const uint32_t* in, uint32_t* out) {
     CUZK_FOR_TID(n) cuzk::endo_point<CUZK_F>(tid, beta, in, out);
 }
