@@ -14,6 +14,7 @@
     │   └── InteropError                        circom .r1cs / .wtns, snarkjs .zkey / JSON
     ├── CircuitError                    job
     │   ├── UnknownCircuitError                 a circuit name nobody registered
+    │   │   └── RenamedCircuitError             an old circuit name; the message names the new one
     │   ├── CircuitTooLargeError                more constraints than the largest supported domain
     │   └── UnsatisfiedError                    a witness that breaks a constraint
     ├── SetupError                      job     degenerate parameters (unbound inputs, ...)
@@ -137,9 +138,9 @@ class UnknownCircuitError(CircuitError, KeyError):
 class RenamedCircuitError(UnknownCircuitError):
     """A circuit asked for by a name it no longer has; the message names the new one."""
 
-    def __init__(self, old: str, new: str) -> None:
-        super().__init__(f"circuit {old!r} has been renamed {new!r}; ask for {new!r}")
-        self.old, self.new = old, new
+    @classmethod
+    def of(cls, old: str, new: str) -> RenamedCircuitError:
+        return cls(f"circuit {old!r} has been renamed {new!r}; ask for {new!r}")
 
 
 class CircuitTooLargeError(CircuitError):

@@ -27,7 +27,7 @@ def test_bench_batch_drives_a_daemon(tmp_path: Path, cache: Path, capsys: pytest
         assert main([*argv, "--json", str(out)]) == 0
         text = capsys.readouterr().out
         for j in range(3):
-            assert f"job {j:3d} seed {5 + 2 * j}: completed in " in text
+            assert f"job-{j} seed {5 + 2 * j}: completed in " in text
         assert "daemon: 3 job(s) in " in text and " proofs/min; queue wait median " in text
         assert "verified here: 6 proof(s) valid against " in text
         res = json.loads(out.read_text())

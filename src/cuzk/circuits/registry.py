@@ -73,7 +73,7 @@ def names() -> list[str]:
 def get_circuit(name: str) -> Circuit:
     """The registered circuit `name` (one object per process, so its recording is shared)."""
     if name in RENAMED:
-        raise RenamedCircuitError(name, RENAMED[name])
+        raise RenamedCircuitError.of(name, RENAMED[name])
     try:
         cls, description, params = _SPECS[name]
     except KeyError:

@@ -66,19 +66,25 @@ def load_or_create_parameters(
         if not (dirpath / f"{name}.json").exists():
             with locked(dirpath.with_name(f".{dirpath.name}.lock")):
                 if not (dirpath / f"{name}.json").exists():
-                    gone = _made_before(dirpath, name)
-                    if gone and not generate:
-                        raise ParamsError(
-                            f"the parameters of {name} in {dirpath} are gone ({gone}); a new key would not "
-                            f"match the vk already handed out. Restore them, or make a new key with "
-                            f"`cuzk setup --circuit {name} --out {dirpath}`"
-                        )
+                    if not generate:
+                        _refuse_vanished(dirpath, name)
                     log.warning("no parameters for %s: generating a new key in %s", name, dirpath)
                     say(f"generating parameters for {name} (once; cached in {dirpath})")
                     params = generate_parameters(cs, backend, timeline=timeline, progress=say)
                     params_io.save(params, dirpath, name, meta=_meta(cs, topology_hash))
                     _made_record(dirpath).touch()
     return dirpath, _load_checked_set(dirpath, name, topology_hash, checked, say)
+
+
+def _refuse_vanished(dirpath: Path, name: str) -> None:
+    """ParamsError naming the path when a set was made in the cache folder and is gone."""
+    gone = _made_before(dirpath, name)
+    if gone:
+        raise ParamsError(
+            f"the parameters of {name} in {dirpath} are gone ({gone}); a new key would not "
+            f"match the vk already handed out. Restore them, or make a new key with "
+            f"`cuzk setup --circuit {name} --out {dirpath}`"
+        )
 
 
 def _made_record(dirpath: Path) -> Path:
@@ -140,6 +146,7 @@ def resident_parameters(
     precompute: int = 1,
     progress: Callable[[str], None] | None = None,
     timeline: Timeline | None = None,
+    generate: bool = False,
 ) -> tuple[Path | None, ResidentParameters]:
     """The resident proving key for the circuit, the way that scales to real sizes.
 
@@ -148,7 +155,9 @@ def resident_parameters(
     its sha256 checked against the manifest from the same reads. Otherwise a fresh setup is
     generated straight into residency (setup.generate_queries) and, when the set is at most
     CACHE_LIMIT_BYTES, saved to the cache from the same rows. Returns (the folder of the files,
-    or None when none were written; the key). Spans: load_params (source "file" or "generated",
+    or None when none were written; the key). A cached set that was made and is gone is a
+    ParamsError naming the path unless `generate` asks for a new key (load_or_create_parameters
+    says why). Spans: load_params (source "file" or "generated",
     with generate_queries' own and save_params inside), make_resident.
     """
     say = progress or (lambda _m: None)
@@ -159,8 +168,13 @@ def resident_parameters(
             raise ParamsError(f"no parameters for {name} in {dirpath} (run `cuzk setup --circuit {name}`)")
     else:
         dirpath = params_dir_for(name, topology_hash)
-    with locked(dirpath.with_name(f".{dirpath.name}.lock")) if directory is None else nullcontext():
+    # a complete set is read without the lock (a read-only cache works); generating takes it
+    missing = not (dirpath / f"{name}.json").exists()
+    with locked(dirpath.with_name(f".{dirpath.name}.lock")) if missing else nullcontext():
         if not (dirpath / f"{name}.json").exists():
+            if not generate:
+                _refuse_vanished(dirpath, name)
+            log.warning("no parameters for %s: generating a new key into residency", name)
             with tl.span("load_params", source="generated"):
                 say(f"generating parameters for {name} into residency")
                 gen = generate_queries(cs, backend, timeline=tl, progress=say)
@@ -170,6 +184,7 @@ def resident_parameters(
                         params_io.save_rows(
                             gen.vk, gen.rows, backend, dirpath, name, _meta(cs, topology_hash)
                         )
+                    _made_record(dirpath).touch()
                     out = dirpath
             with tl.span("make_resident"):
                 key = resident_from_rows(
