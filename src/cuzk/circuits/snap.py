@@ -37,6 +37,28 @@ from cuzk.gadgets.sha256 import bytes_to_bits
 ARITY = 8
 
 
+def encode_challenge(
+    cs: Any, inst: Any, k: int, leaf: Any, x: Num, xb: Any, phi: Num, comms: tuple[Num, Num], depth: int
+) -> None:
+    """Challenge k's key and replica leaves (Poseidon arity-8 paths to comm_r_old and comm_r_new)
+    and the encoding replica == key + data * rho, rho = Poseidon(phi, x): shared by snap-* and
+    snap-32g (cuzk.circuits.update)."""
+    trees = {}
+    for tree, comm in zip(("key", "replica"), comms, strict=True):
+        with cs.namespace(tree):
+            lf = Num.alloc(cs, inst.field(f"{tree}_leaf", k))
+            path = [[Num.alloc(cs, inst.field(f"{tree}_siblings", k, lv, j)) for j in range(ARITY - 1)]
+                    for lv in range(depth)]  # fmt: skip
+            r = poseidon_merkle_root(cs, lf, path, xb[: 3 * depth], arity=ARITY)
+            enforce_equal(cs, r.lc(), comm.lc(), f"{tree} root")
+            trees[tree] = lf
+    with cs.namespace("encoding"):
+        rho = poseidon_hash(cs, [phi, x], arity=2)
+        if cs.constraints:
+            rhs = {trees["replica"].var: 1, trees["key"].var: -1}
+            cs.enforce(fr32_lc(leaf), rho.lc(), rhs, "replica == key + data * rho")
+
+
 @dataclass
 class Snap(Circuit):
     def _p(self) -> tuple[int, int, int, int]:
@@ -75,25 +97,7 @@ class Snap(Circuit):
                     sibs = [Bits.alloc(cs, 256, inst.bits("data_siblings", ch, lv)) for lv in range(d)]
                     root = sha256_merkle_root(cs, leaf, sibs, xb[:d], rounds=rounds)
                     enforce_equal(cs, fr32_lc(root), comm_d.lc(), "data root == comm_d_new")
-                trees = {}
-                for tree, comm in (("key", comm_r_old), ("replica", comm_r_new)):
-                    with cs.namespace(tree):
-                        lf = Num.alloc(cs, inst.field(f"{tree}_leaf", ch))
-                        ts = [
-                            [
-                                Num.alloc(cs, inst.field(f"{tree}_siblings", ch, lv, j))
-                                for j in range(ARITY - 1)
-                            ]
-                            for lv in range(rd)
-                        ]
-                        r = poseidon_merkle_root(cs, lf, ts, xb[: 3 * rd], arity=ARITY)
-                        enforce_equal(cs, r.lc(), comm.lc(), f"{tree} root")
-                        trees[tree] = lf
-                with cs.namespace("encoding"):
-                    rho = poseidon_hash(cs, [phi, x], arity=2)
-                    if cs.constraints:
-                        rhs = {trees["replica"].var: 1, trees["key"].var: -1}
-                        cs.enforce(fr32_lc(leaf), rho.lc(), rhs, "replica == key + data * rho")
+                encode_challenge(cs, inst, ch, leaf, x, xb, phi, (comm_r_old, comm_r_new), rd)
 
     def _generate(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         c, d, rd, rounds = self._p()

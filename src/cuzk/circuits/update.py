@@ -27,12 +27,12 @@ import numpy as np
 from cuzk.algebra.fields import FR
 from cuzk.circuits.base import ReplicatedCircuit, Schema
 from cuzk.circuits.porep import fr_from_le32
+from cuzk.circuits.snap import ARITY, encode_challenge
 from cuzk.circuits.stacked import COMPRESSION, MERKLE8_LEVEL, POSEIDON, _reduced
 from cuzk.gadgets.bits import Bits
 from cuzk.gadgets.merkle import (
     fr32,
     fr32_truncate,
-    poseidon_merkle_root,
     poseidon_sparse_tree,
     random_fr32,
     select_num,
@@ -42,8 +42,6 @@ from cuzk.gadgets.merkle import (
 from cuzk.gadgets.num import Num, enforce_equal, fr32_lc, num_to_bits
 from cuzk.gadgets.poseidon import poseidon_hash, poseidon_native
 from cuzk.gadgets.sha256 import bytes_to_bits, sha256, sha256_native
-
-ARITY = 8
 
 
 @dataclass
@@ -120,20 +118,7 @@ class SnapUpdate(ReplicatedCircuit):
             node = sha256_merkle_root(cs, leaf, sibs, xb[:d], rounds=rounds)
             apex_leaf = select_num(cs, apex_values, xb[d : d + self.apex_bits])
             enforce_equal(cs, fr32_lc(node), apex_leaf.lc(), "path top == the indexed apex leaf")
-        trees = {}
-        for tree, comm in (("key", comm_r_old), ("replica", comm_r_new)):
-            with cs.namespace(tree):
-                lf = Num.alloc(cs, inst.field(f"{tree}_leaf", k))
-                path = [[Num.alloc(cs, inst.field(f"{tree}_siblings", k, lv, j)) for j in range(ARITY - 1)]
-                        for lv in range(td)]  # fmt: skip
-                r = poseidon_merkle_root(cs, lf, path, xb[: 3 * td], arity=ARITY)
-                enforce_equal(cs, r.lc(), comm.lc(), f"{tree} root")
-                trees[tree] = lf
-        with cs.namespace("encoding"):
-            rho = poseidon_hash(cs, [phi, x], arity=2)
-            if cs.constraints:
-                rhs = {trees["replica"].var: 1, trees["key"].var: -1}
-                cs.enforce(fr32_lc(leaf), rho.lc(), rhs, "replica == key + data * rho")
+        encode_challenge(cs, inst, k, leaf, x, xb, phi, (comm_r_old, comm_r_new), td)
 
     def _generate(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         c, d, apex, td, rounds = self._p()
