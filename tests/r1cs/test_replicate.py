@@ -19,7 +19,7 @@ from cuzk.circuits.base import ReplicatedCircuit
 from cuzk.circuits.fallback import FallbackPost
 from cuzk.circuits.stacked import StackedPorep
 from cuzk.circuits.update import SnapUpdate
-from cuzk.errors import UnsatisfiedError
+from cuzk.errors import CircuitError, UnsatisfiedError
 from cuzk.groth16 import generate_parameters, make_resident, prove, verify
 from cuzk.r1cs.replicate import Layout, ReplicatedTopology
 
@@ -94,6 +94,9 @@ def test_replicated_equals_direct(circuit: ReplicatedCircuit):
     a, b, c = rep.evaluate(w_rep, CPU)
     da, db, dc = direct.evaluate(w_dir, CPU)
     assert np.array_equal(a, da) and np.array_equal(b, db) and np.array_equal(c, dc)
+    full = np.concatenate([w_rep.inputs, w_rep.aux])  # the engine's staged form: one vector
+    va, vb, vc = rep.evaluate_vector(full, CPU)
+    assert np.array_equal(va, da) and np.array_equal(vb, db) and np.array_equal(vc, dc)
     # the full matrices are built last: everything above used the head and one copy only
     _equal(rep, direct)
 
@@ -166,6 +169,15 @@ def test_evaluate_on_the_cuda_backend_gathers_on_the_device():
     got = [be.to_host(x) for x in topo.evaluate(wit, be)]
     want = topo.evaluate_host(wit.inputs, wit.aux, CPU)
     assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    full = be.to_device(np.concatenate([wit.inputs, wit.aux]))  # the staged witness, never downloaded
+    got = [be.to_host(x) for x in topo.evaluate_vector(full, be)]
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    with pytest.raises(CircuitError):
+        topo.evaluate_vector(full[1:], be)
+    bad = np.concatenate([wit.inputs, wit.aux])
+    bad[0] = 0
+    with pytest.raises(UnsatisfiedError):
+        topo.evaluate_vector(be.to_device(bad), be)
 
 
 @pytest.mark.parametrize("circuit", [CASES[2], CASES[4]], ids=lambda c: c.name)

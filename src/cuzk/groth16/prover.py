@@ -146,12 +146,8 @@ def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, 
     recorded topology (the engine's synthesis workers, which hold no parameters).
     """
     cs = getattr(key, "cs", key)
-    if hasattr(cs, "evaluate_host"):  # a replicated topology: a copy at a time on the backend, no full matrix
-        from cuzk.r1cs.topology import Witness
-
-        host = w if isinstance(w, np.ndarray) else be.to_host(w)
-        ni = cs.num_inputs
-        a, b, c = cs.evaluate(Witness(host[:ni], host[ni:]), be)
+    if hasattr(cs, "evaluate_vector"):  # a replicated topology: a copy at a time on the backend, no full matrix
+        a, b, c = cs.evaluate_vector(be.to_device(w), be)  # a staged witness stays where it is
         return _checked(key, be, a, b, c, who)
     full = be.to_device(w)
     a, b = be.spmv(key.A, full), be.spmv(key.B, full)

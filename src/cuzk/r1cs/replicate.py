@@ -162,6 +162,7 @@ class ReplicatedTopology(Topology):
         self.unit = (u[0], u[1], u[2])
         self.names = names  # type: ignore[assignment]  # same `name(i)` interface
         self.setup_seconds: dict[str, float] = {}
+        self._on_backend: dict[int, tuple[list[Any], list[tuple[Any, Any]]]] = {}
         self.hash = hash or replicated_hash(self)
 
     def __getattr__(self, name: str) -> Any:
@@ -288,37 +289,67 @@ class ReplicatedTopology(Topology):
         return wit.inputs, wit.aux
 
     def evaluate(self, wit: Witness, backend: Backend) -> tuple[Any, Any, Any]:
-        """(A.w, B.w, C.w) as backend arrays, computed on the backend block by block: the witness
-        is uploaded once (inputs and aux apart, never joined), each block's columns gathered there
-        (`backend.xp`), and the one copy-sized matrix per A, B, C (cached by the backend) applied
-        once per copy. No full matrix is built and nothing comes back to the host."""
+        """(A.w, B.w, C.w) as backend arrays for a witness held as inputs and aux apart (never
+        joined: at real size the joined vector is another 4 GiB); see `_products`."""
         inputs, aux = self._parts(wit)
         xp = backend.xp
-        lay = self.layout
-        ni, n = lay.num_inputs, lay.num_constraints
+        ni = self.layout.num_inputs
         d_in, d_aux = backend.to_device(np.ascontiguousarray(inputs)), backend.to_device(aux)
 
-        def product(loc: _Local, k: int) -> Any:
-            cols = loc.cols + k * loc.strides
+        def gather(cols: Any) -> Any:
             is_in = cols < ni
             w = xp.empty((cols.shape[0], 4), dtype=xp.uint64)
-            w[xp.asarray(np.nonzero(is_in)[0])] = d_in[xp.asarray(cols[is_in])]
-            w[xp.asarray(np.nonzero(~is_in)[0])] = d_aux[xp.asarray(cols[~is_in] - ni)]
-            return backend.spmv(loc.matrix, w)
+            w[is_in] = d_in[cols[is_in]]
+            w[~is_in] = d_aux[cols[~is_in] - ni]
+            return w
 
+        return self._products(backend, gather, d_in)
+
+    def evaluate_vector(self, w: Any, backend: Backend) -> tuple[Any, Any, Any]:
+        """(A.w, B.w, C.w) for the whole witness [inputs | aux] already on the backend (the
+        engine's staged upload): each copy's columns are gathered from it there, so nothing
+        crosses the bus but the first row's ONE check."""
+        if tuple(w.shape) != (self.num_columns, 4):
+            raise CircuitError(f"witness has {w.shape[0]} values; the circuit has {self.num_columns}")
+        if not np.array_equal(backend.to_host(w[:1])[0], FR.one()):
+            raise UnsatisfiedError("input 0 of the witness is not ONE", constraint="ONE", index=None)
+        xp = backend.xp
+        return self._products(backend, lambda cols: xp.take(w, cols, axis=0), w[: self.layout.num_inputs])
+
+    def _products(self, backend: Backend, gather: Callable[[Any], Any], d_in: Any) -> tuple[Any, Any, Any]:
+        """The products block by block on the backend: per copy, its columns (copy 0's plus k
+        times their strides, computed there from index arrays uploaded once per backend) are
+        gathered by `gather` and the one copy-sized matrix per A, B, C (cached by the backend)
+        applied. No full matrix is built and nothing comes back to the host."""
+        xp = backend.xp
+        lay = self.layout
+        n, r0 = lay.num_constraints, lay.shared_rows
+        head, local = self._backend_cols(backend)
         out = []
         for which in range(3):
             res = xp.zeros((n, 4), dtype=xp.uint64)
-            r0 = lay.shared_rows
             if r0:
-                res[:r0] = product(self._head_local[which], 0)
+                res[:r0] = backend.spmv(self._head_local[which].matrix, gather(head[which]))
+            cols, strides = local[which]
+            mat = self._local[which].matrix
             for k in range(lay.copies):
                 r = r0 + k * lay.unit_rows
-                res[r : r + lay.unit_rows] = product(self._local[which], k)
+                res[r : r + lay.unit_rows] = backend.spmv(mat, gather(cols + k * strides))
             if which == 0:
                 res[r0 + lay.copies * lay.unit_rows :] = d_in
             out.append(res)
         return out[0], out[1], out[2]
+
+    def _backend_cols(self, backend: Backend) -> tuple[list[Any], list[tuple[Any, Any]]]:
+        """The head's and copy 0's column indices and per-copy strides on `backend`, uploaded once
+        (about 350 MB at porep-32g; keyed by the backend object, which lives as long as the process)."""
+        key = id(backend)
+        got = self._on_backend.get(key)
+        if got is None:
+            head = [backend.to_device(loc.cols) for loc in self._head_local]
+            local = [(backend.to_device(loc.cols), backend.to_device(loc.strides)) for loc in self._local]
+            got = self._on_backend[key] = (head, local)
+        return got
 
     def evaluate_host(
         self, inputs: np.ndarray, aux: np.ndarray, backend: Backend
