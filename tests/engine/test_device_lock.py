@@ -61,3 +61,36 @@ def test_a_failed_hold_releases_the_lock_and_counts_nothing_of_the_clock() -> No
     assert lock.snapshot() == []
     with lock.hold(tl, get_backend("cpu")):  # not left locked
         pass
+
+
+def test_waiters_take_the_device_by_priority_then_arrival() -> None:
+    """A CRITICAL unit that reaches the lock after NORMAL ones goes next (issue 34: a
+    WinningPoSt partition must not wait behind PoRep partitions that each hold it for seconds)."""
+    import threading
+
+    lock, be = DeviceLock(0), get_backend("cpu")
+    order: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock.hold(Timeline(sinks=[]), be):
+            holding.set()
+            release.wait()
+
+    def waiter(name: str, priority: int) -> None:
+        with lock.hold(Timeline(sinks=[]), be, priority=priority):
+            order.append(name)
+
+    first = threading.Thread(target=holder)
+    first.start()
+    assert holding.wait(10)
+    threads = []
+    for n, (name, prio) in enumerate([("normal-1", 1), ("normal-2", 1), ("critical", 3), ("low", 0)]):
+        t = threading.Thread(target=waiter, args=(name, prio))
+        t.start()
+        threads.append(t)
+        assert lock.waiting(n + 1, timeout=10)  # each arrives before the next: a fixed arrival order
+    release.set()
+    for t in (first, *threads):
+        t.join(10)
+    assert order == ["critical", "normal-1", "normal-2", "low"]

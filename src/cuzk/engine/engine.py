@@ -48,7 +48,7 @@ from cuzk.engine import work
 from cuzk.engine.finalize import Finalizer
 from cuzk.engine.gpu import DeviceLock, GpuWorker, busy_seconds
 from cuzk.engine.keys import KeyId, is_zkey, zkey_ref
-from cuzk.engine.loader import Loader, srs_size
+from cuzk.engine.loader import Loader, srs_footprint
 from cuzk.engine.memory import MemoryBudget
 from cuzk.engine.model import Batch, Job, JobHandle, JobResult, Member, Unit, WitnessHandOver
 from cuzk.engine.request import JobStatus, ProofRequest
@@ -83,6 +83,10 @@ from cuzk.groth16.proof import Proof
 from cuzk.instrument import Span
 
 log = logging.getLogger("cuzk.engine")
+
+#: Device memory the admission check leaves free: the CUDA context, kernel modules, NTT tables
+#: and the allocator's rounding.
+DEVICE_MARGIN_BYTES = 4 << 30
 
 # --- the engine ----------------------------------------------------------------------------------
 
@@ -128,6 +132,7 @@ class Engine:
             if cfg.abc_on_worker is not None
             else work.device_backend(cfg.backend, cfg.devices[0]).name != "cuda"
         )
+        self.on_device = work.device_backend(cfg.backend, cfg.devices[0]).name != "cpu"
         # finalize.split off: the GPU worker finalizes its unit itself once the lock is released
         inline = Finalizer(index=0, queue=self.finalize_queue, deliver=self._deliver, fail=self._fail_unit,
                            hooks=self.hooks)  # fmt: skip
@@ -440,13 +445,19 @@ class Engine:
         device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
         circuit = jobs[0].key
         key = jobs[0].key_id.srs(device)
-        ws = work.working_set(circuit)
-        need = ws.total * len(jobs) + srs_size(self.config, circuit, device)
+        ws = self.working_set(circuit)
+        srs_host, srs_dev = srs_footprint(self.config, circuit, device)
+        need = ws.total * len(jobs) + srs_host
         if need > self.budget.total:
             for j in jobs:
                 self._fail(j, f"{BudgetExceededError.__name__}: a partition of {circuit} needs {need} bytes "
                               f"({len(jobs)} x {ws.total} working set + the SRS) but the whole memory budget "
                               f"is {self.budget.total}")  # fmt: skip
+            return
+        refused = self._device_refusal(circuit, device, len(jobs), ws, srs_dev)
+        if refused:
+            for j in jobs:
+                self._fail(j, f"{BudgetExceededError.__name__}: {refused}")
             return
         t0 = time.perf_counter()
         try:
@@ -465,6 +476,7 @@ class Engine:
             next(self._batch_seq),
             toggles=self.config.toggles,
             on_unit_done=self._unit_done,
+            ws=ws,
         )
         with self._lock:
             self._units += batch.partitions  # planned: each is finished or dropped exactly once
@@ -473,6 +485,35 @@ class Engine:
             for j in jobs:
                 for p in range(j.partitions):
                     self.hooks.call("dispatched", j.job_id, p)
+
+    def working_set(self, circuit: str) -> work.WorkingSet:
+        """One partition's bytes under this engine's settings (work.working_set's model)."""
+        return work.working_set(circuit, on_device=self.on_device, abc_on_worker=self.abc_on_worker,
+                                g2_on_cpu=self.config.g2_on_cpu)  # fmt: skip
+
+    def _device_refusal(self, circuit: str, device: int, k: int, ws: work.WorkingSet, srs: int) -> str | None:
+        """Why a batch of k jobs of `circuit` cannot fit on `device`, or None. Only one unit runs
+        `start` at a time per device (the device lock), so the card must hold the SRS, one unit's
+        peak and the other GPU workers' staged units; the backend would otherwise fail mid-run."""
+        if not self.on_device:
+            return None
+        mem = work.device_backend(self.config.backend, device).memory_info()
+        card = int(mem.get("budget") or mem.get("total") or 0)
+        if not card:
+            return None
+        room = card - DEVICE_MARGIN_BYTES
+        others = self.config.gpu_workers_per_device - 1
+        need = srs + k * ws.device_peak + others * k * ws.device_staged
+        if need <= room:
+            return None
+        gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
+        return (
+            f"{k} partition(s) of {circuit} need {gib(need)} of device {device}'s memory (the SRS "
+            f"{gib(srs)} + {gib(k * ws.device_peak)} while proving + {others} other GPU worker(s) x "
+            f"{gib(k * ws.device_staged)} staged) but it has {gib(room)} ({gib(card)} less a "
+            f"{gib(DEVICE_MARGIN_BYTES)} margin); use fewer GPU workers per device "
+            f"(gpu.workers_per_device), a smaller batch (batch.max_size), or msm.g2_on=cpu"
+        )
 
     @property
     def pool(self) -> SynthPool:

@@ -16,6 +16,8 @@ are CPU backends, so every path runs without a GPU.
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,26 +34,53 @@ if TYPE_CHECKING:
 
 
 class DeviceLock:
-    """The one lock of a device, with its hold intervals kept for the busy fraction."""
+    """The one lock of a device, with its hold intervals kept for the busy fraction.
+
+    Waiters are served by priority, then in arrival order: a CRITICAL WinningPoSt unit staged
+    behind a PoRep partition takes the device next, not after every partition that happened to
+    reach the lock first (at real size each holds it for seconds)."""
 
     def __init__(self, device: int, *, keep: int = 100_000) -> None:
         self.device = device
-        self._lock = threading.Lock()
+        self._cond = threading.Condition(threading.Lock())
+        self._held = False
+        self._waiting: list[tuple[int, int]] = []  # heap of (-priority, ticket)
+        self._tickets = itertools.count()
         self._guard = threading.Lock()
         self._keep = keep
         self.intervals: list[tuple[float, float]] = []  # (start, end), time.perf_counter()
 
+    def waiting(self, n: int, timeout: float | None = None) -> bool:
+        """Block until at least `n` holders wait for the lock (for tests and tools); False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: len(self._waiting) >= n, timeout)
+
+    def _acquire(self, priority: int) -> None:
+        with self._cond:
+            me = (-priority, next(self._tickets))
+            heapq.heappush(self._waiting, me)
+            self._cond.notify_all()  # `waiting` watchers
+            while self._held or self._waiting[0] != me:
+                self._cond.wait()
+            heapq.heappop(self._waiting)
+            self._held = True
+
+    def _release(self) -> None:
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+
     @contextmanager
-    def hold(self, tl: Timeline, backend: Any, **attrs: Any) -> Iterator[None]:
+    def hold(self, tl: Timeline, backend: Any, *, priority: int = 0, **attrs: Any) -> Iterator[None]:
         """Hold the device; its busy intervals (the device clock's, else the hold) are kept."""
         with tl.span("lock_wait", **attrs):
-            self._lock.acquire()
+            self._acquire(priority)
         busy: list[tuple[float, float]] | None = None
         try:
             with tl.span("device_lock", **attrs) as s, backend.device_clock() as busy:
                 yield
         finally:
-            self._lock.release()
+            self._release()
             intervals = [(s.start, time.perf_counter())] if busy is None else busy
             if busy is not None:  # spans on the device clock's own lane, where the waterfall reads busy %
                 lane = {"lane": f"device {self.device} busy"}
@@ -163,7 +192,7 @@ class GpuWorker(threading.Thread):
                     assign = work.stage(unit.resident, unit.results(), tl)
                 unit.close_results()
             self._set("waiting", unit.members[0].job.job_id, unit.partition)
-            with self.lock.hold(tl, unit.resident.srs.backend, **attrs):
+            with self.lock.hold(tl, unit.resident.srs.backend, priority=int(unit.batch.priority), **attrs):
                 self._set("proving", unit.members[0].job.job_id, unit.partition)
                 if assign is None:
                     assign = work.stage(unit.resident, unit.results(), tl)

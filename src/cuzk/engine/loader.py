@@ -46,8 +46,16 @@ class Loader:
 
 
 def srs_size(cfg: EngineConfig, circuit: str, device: int) -> int:
-    """Bytes a loaded SRS of `circuit` holds on `device`, with its precomputed copies."""
-    if cfg.msm_precompute <= 1:
-        return work.srs_bytes(circuit)
+    """Host bytes a loaded SRS of `circuit` holds for `device` (the memory budget's share)."""
+    return srs_footprint(cfg, circuit, device)[0]
+
+
+def srs_footprint(cfg: EngineConfig, circuit: str, device: int) -> tuple[int, int]:
+    """(host, device) bytes of a loaded SRS of `circuit` on `device`, with its precomputed
+    copies: on a GPU the queries are resident there and the host keeps at most the G2 query."""
     backend = work.device_backend(cfg.backend, device)
-    return work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
+    if cfg.msm_precompute <= 1:
+        total = work.srs_bytes(circuit)
+    else:
+        total = work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
+    return work.srs_split(circuit, total, on_device=backend.name != "cpu", g2_on_cpu=cfg.g2_on_cpu)

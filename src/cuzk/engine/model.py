@@ -155,7 +155,7 @@ class Batch:
 
     def __init__(
         self, jobs: list[Job], device: int, lease: SrsLease, seq: int, *, toggles: Mapping[str, Any],
-        on_unit_done: Callable[[], None],
+        on_unit_done: Callable[[], None], ws: work.WorkingSet | None = None,
     ) -> None:  # fmt: skip
         self.on_unit_done = on_unit_done  # the engine's count of units not yet finished
         self.jobs = jobs
@@ -168,7 +168,7 @@ class Batch:
 
         # the batch's jobs share their options (they are part of the batch key)
         self.windows = windows({**toggles, **jobs[0].request.options})
-        self.ws = work.working_set(self.circuit)
+        self.ws = ws or work.working_set(self.circuit)  # the engine's model for its backend
         self.partitions = max(j.partitions for j in jobs)
         #: the next partition index to become a Unit: units are made one at a time as the feeder
         #: takes them, so a queued job costs O(1) whatever its partition count (issue 32)

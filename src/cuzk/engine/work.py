@@ -17,8 +17,14 @@ Fr elements are 32 bytes, G1 affine points 96, G2 192):
 Measured (CPU backend; the shared-memory hand-over plus the tracemalloc peak of
 build_assignment + start + finalize, second run): porep-tiny 3.87 MB against an
 estimate of 4.73 MB, porep-small 56.4 MB against 63.6 MB
-(benchmarks/engine_working_set.py). On CUDA the NTT buffers live on the
-device, so the host estimate is on the safe side there.
+(benchmarks/engine_working_set.py).
+On a GPU (`on_device`) the NTT buffers and a/b/c live on the device, and the host
+keeps the hand-over (the witness, and a/b/c when the workers compute them), its
+staged copy, and the G2 scalars when the G2 MSM runs on the CPU: at porep-32g 8.4
+GB per partition instead of the CPU model's 72 GB. The device side has two figures:
+what a partition holds from prestaging until `start` ends (`device_staged`) and the
+most `start` holds under the device lock (`device_peak`); the engine checks
+SRS + peak + (GPU workers - 1) x staged against the card before accepting a job.
 """
 
 from __future__ import annotations
@@ -97,23 +103,63 @@ def zkey(name: str) -> Any:
 
 @dataclass(frozen=True)
 class WorkingSet:
-    """Bytes one partition holds while in flight, and the part released after `start`."""
+    """One partition's bytes: on the host while in flight (`total`, of which `abc` is released
+    after `start`), and on its device (`device_staged` from prestaging until `start` returns,
+    `device_peak` at most while `start` runs under the device lock; 0 on the CPU backend)."""
 
     total: int
     abc: int
+    device_staged: int = 0
+    device_peak: int = 0
 
 
-def working_set(name: str) -> WorkingSet:
+def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = True,
+                g2_on_cpu: bool = False) -> WorkingSet:  # fmt: skip
+    """The model of the module docstring. `on_device`: the NTT buffers and MSM scratch live on
+    a GPU (the host keeps only the hand-over and its staged copy); `abc_on_worker`: the synthesis
+    workers hand a, b, c over (else only the witness, multiplied on the device)."""
     if is_zkey(name):  # the same accounting on snarkjs's domain (n = domainSize) and its signals
         zk = zkey(name)
-        abc = 13 * zk.domain_size * FR_BYTES
-        return WorkingSet(total=abc + 4 * zk.n_vars * FR_BYTES + _FIXED_BYTES, abc=abc)
-    topo = topology(name)
-    n, cols = topo.num_constraints, topo.num_inputs + topo.num_aux
-    m = Domain.for_constraints(n).m
-    abc = (3 * n + 10 * m) * FR_BYTES
-    rest = 4 * cols * FR_BYTES + _FIXED_BYTES
-    return WorkingSet(total=abc + rest, abc=abc)
+        n = m = zk.domain_size
+        cols = b_size = zk.n_vars
+    else:
+        topo = topology(name)
+        n, cols = topo.num_constraints, topo.num_inputs + topo.num_aux
+        m = Domain.for_constraints(n).m
+        b_size = Densities.of(topo).b_size
+    if not on_device:
+        abc = (3 * n + 10 * m) * FR_BYTES
+        return WorkingSet(total=abc + 4 * cols * FR_BYTES + _FIXED_BYTES, abc=abc)
+    handed = (cols + (3 * n if abc_on_worker else 0)) * FR_BYTES  # the worker's shared memory
+    staged = cols * FR_BYTES  # the stacked host copy that is uploaded
+    kept = (b_size * FR_BYTES if g2_on_cpu else 0) + _FIXED_BYTES  # G2 scalars until finalized
+    return WorkingSet(
+        total=handed + staged + kept,
+        abc=handed + staged,
+        device_staged=handed,
+        device_peak=device_peak_bytes(n, m, cols),
+    )
+
+
+def device_peak_bytes(n: int, m: int, cols: int) -> int:
+    """The most one partition's `start` holds on the device at once: the witness, a/b/c (3n),
+    H's transforms (BellpersonQap.h: three padded vectors, their inverse and coset transforms,
+    the quotient and its transform back: 7m), and the MSM's sorted digits (16 bytes a scalar).
+    Checked against the H200 run at porep-32g (docs/BENCHMARKS.md)."""
+    return (cols + 3 * n + 7 * m) * FR_BYTES + 16 * m + _FIXED_BYTES
+
+
+def srs_split(name: str, total: int, *, on_device: bool, g2_on_cpu: bool) -> tuple[int, int]:
+    """(host, device) bytes of a resident set of `total` bytes (`srs_bytes`): on a GPU only the
+    G2 query stays on the host, and only when the G2 MSM runs there; on the CPU all is host."""
+    if not on_device:
+        return total, 0
+    if is_zkey(name):
+        g2 = zkey(name).b2.shape[0] * G2_BYTES
+    else:
+        g2 = Densities.of(topology(name)).b_size * G2_BYTES
+    host = g2 if g2_on_cpu else 0
+    return host, total - host
 
 
 def srs_bytes(name: str, *, precompute: int = 1, backend: Backend | None = None) -> int:

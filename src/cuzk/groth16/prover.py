@@ -146,7 +146,9 @@ def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, 
     recorded topology (the engine's synthesis workers, which hold no parameters).
     """
     cs = getattr(key, "cs", key)
-    if hasattr(cs, "evaluate_vector"):  # a replicated topology: a copy at a time on the backend, no full matrix
+    if hasattr(
+        cs, "evaluate_vector"
+    ):  # a replicated topology: a copy at a time on the backend, no full matrix
         a, b, c = cs.evaluate_vector(be.to_device(w), be)  # a staged witness stays where it is
         return _checked(key, be, a, b, c, who)
     full = be.to_device(w)

@@ -1,0 +1,52 @@
+"""The device side of the memory model (issue 34): what a partition holds on a GPU, and a job
+that cannot fit the card refused at once with the numbers, before any work starts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cuzk.engine import Engine, EngineConfig, JobStatus, ProofRequest, work
+from cuzk.engine.engine import DEVICE_MARGIN_BYTES
+
+
+def test_the_gpu_model_keeps_the_transforms_off_the_host():
+    cpu = work.working_set("porep-tiny")
+    gpu = work.working_set("porep-tiny", on_device=True, abc_on_worker=False, g2_on_cpu=False)
+    handed = work.working_set("porep-tiny", on_device=True, abc_on_worker=True, g2_on_cpu=True)
+    assert (cpu.device_staged, cpu.device_peak) == (0, 0)
+    assert gpu.total < handed.total < cpu.total  # a/b/c handed over, then the G2 scalars, add host bytes
+    assert 0 < gpu.device_staged < handed.device_staged < gpu.device_peak
+    assert gpu.abc < gpu.total and handed.abc < handed.total
+
+
+class FakeCard:
+    name = "fake"
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+
+    def memory_info(self) -> dict[str, Any]:
+        return {"total": self.total, "budget": None}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_job_that_cannot_fit_the_card_fails_at_once_naming_the_numbers(monkeypatch, workers):
+    cfg = EngineConfig(
+        backend="cpu", synthesis_workers=1, gpu_workers_per_device=workers, memory_budget="1GiB"
+    )
+    with Engine(cfg) as engine:
+        ws = work.working_set("porep-tiny", on_device=True, abc_on_worker=False)
+        card = DEVICE_MARGIN_BYTES + ws.device_peak + (workers - 1) * ws.device_staged - 1  # one byte short
+        engine.on_device, engine.abc_on_worker = True, False  # as on a GPU, whose card is FakeCard
+        monkeypatch.setattr(work, "device_backend", lambda name, device: FakeCard(card))
+        monkeypatch.setattr("cuzk.engine.engine.srs_footprint", lambda cfg, circuit, device: (0, 0))
+        res = engine.submit(ProofRequest(circuit="porep-tiny", seed=1)).result(60)
+        assert res.status is JobStatus.FAILED
+        assert "BudgetExceededError" in res.error and "device 0's memory" in res.error
+        assert f"{workers - 1} other GPU worker(s)" in res.error and "gpu.workers_per_device" in res.error
+        reason = engine._device_refusal("porep-tiny", 0, 1, ws, 0)
+        assert reason is not None
+        monkeypatch.setattr(work, "device_backend", lambda name, device: FakeCard(card + 1))
+        assert engine._device_refusal("porep-tiny", 0, 1, ws, 0) is None  # exactly fits
