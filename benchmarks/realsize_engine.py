@@ -1,0 +1,228 @@
+"""porep-32g sectors through the engine on one GPU, with WinningPoSt probes under that load.
+
+    python benchmarks/realsize_engine.py --out DIR [--sectors 3] [--partitions 10]
+        [--synthesis-workers 5] [--gpu-workers 2] [--memory-budget 48GiB] [--probes 3]
+        [--deadline-s 560]
+
+Set-up (each step timed): the porep-32g and winning-32g topologies (recorded or from the
+cache), an engine on the CUDA backend with the G2 MSM on the GPU, both parameter sets
+preloaded (generated into residency: no files at this size), one warm-up job per circuit.
+Then `--sectors` PoRep jobs of `--partitions` partitions each are submitted at once (NORMAL),
+and while they fill the engine a winning-32g job (CRITICAL) is submitted every
+`--probe-every-s` seconds, one at a time: its latency is submission to verified proof.
+Samplers record the device memory the CuPy pool holds and the host RSS of this process
+and its synthesis workers. Every proof is verified by the engine before it is returned.
+
+Figures (printed as a table; DIR/realsize_engine.json holds all): steady seconds per sector
+(spacing of sector completions after the first), GPU busy (cuzk.instrument.busy: the figure
+`cuzk bench batch` prints), the GPU part per partition by phase (median over partitions of
+the device-lock spans ntt_h, msm_h, ...), synthesis per partition, peak host RSS, peak device
+memory, winning latencies. Sections stop being started near --deadline-s and unfinished jobs
+are cancelled, so that one device call always returns its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+T0 = time.perf_counter()
+RESULTS: dict[str, Any] = {}
+PHASES = ("matvec", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "epilogue")
+
+
+def now() -> float:
+    return time.perf_counter() - T0
+
+
+def say(msg: str) -> None:
+    print(f"[{now():7.1f}s] {msg}", flush=True)
+
+
+def save(out: Path) -> None:
+    (out / "realsize_engine.json").write_text(json.dumps(RESULTS, indent=2, default=str) + "\n")
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class Sampler(threading.Thread):
+    """Peak host RSS (this process + the synthesis workers) and device memory in use, every 50 ms."""
+
+    def __init__(self, engine: Any, backend: Any) -> None:
+        super().__init__(daemon=True)
+        self.engine, self.backend = engine, backend
+        self.stop = threading.Event()
+        self.host_peak = self.dev_peak = self.workers_peak = 0
+
+    def run(self) -> None:
+        pids: list[int] = []
+        tick = 0
+        while not self.stop.wait(0.05):
+            if tick % 20 == 0:  # the worker list changes rarely
+                pids = list(self.engine.status().synthesis_workers.pids)
+            tick += 1
+            workers = sum(rss_bytes(p) for p in pids)
+            self.workers_peak = max(self.workers_peak, workers)
+            self.host_peak = max(self.host_peak, rss_bytes(os.getpid()) + workers)
+            self.dev_peak = max(self.dev_peak, int(self.backend.memory_info().get("used") or 0))
+
+
+def phase_table(results: list[Any]) -> dict[str, float]:
+    """Median seconds per partition of each phase, over every partition of these jobs."""
+    per: dict[str, list[float]] = {}
+    for r in results:
+        by_unit: dict[tuple[str, str], float] = {}
+        for s in r.timeline.spans:
+            if s.name in PHASES or s.name in ("device_lock", "witness", "synthesis", "lock_wait"):
+                key = (s.name, str(s.attrs.get("partition", s.attrs.get("unit", ""))))
+                by_unit[key] = by_unit.get(key, 0.0) + s.seconds
+        for (name, _), sec in by_unit.items():
+            per.setdefault(name, []).append(sec)
+    return {k: round(statistics.median(v), 3) for k, v in sorted(per.items())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--circuit", default="porep-32g")
+    ap.add_argument("--winning", default="winning-32g")
+    ap.add_argument("--sectors", type=int, default=3)
+    ap.add_argument("--partitions", type=int, default=10)
+    ap.add_argument("--synthesis-workers", type=int, default=5)
+    ap.add_argument("--gpu-workers", type=int, default=2)
+    ap.add_argument("--memory-budget", default="48GiB")
+    ap.add_argument("--probes", type=int, default=3)
+    ap.add_argument("--probe-every-s", type=float, default=15.0)
+    ap.add_argument("--deadline-s", type=float, default=560.0)
+    ap.add_argument("--backend", default="cuda")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    from cuzk.circuits import get_circuit
+    from cuzk.cli.bench_batch import busy_figures
+    from cuzk.engine import Engine, EngineConfig, JobStatus, Priority, ProofRequest, work
+
+    RESULTS["args"] = vars(args)
+    for name in (args.circuit, args.winning):
+        t = time.perf_counter()
+        topo = get_circuit(name).topology()
+        RESULTS[f"topology_{name}_s"] = round(time.perf_counter() - t, 2)
+        say(f"{name}: topology {RESULTS[f'topology_{name}_s']} s, {topo.num_constraints:,} constraints")
+    cfg = EngineConfig(
+        backend=args.backend,
+        synthesis_workers=args.synthesis_workers,
+        gpu_workers_per_device=args.gpu_workers,
+        memory_budget=args.memory_budget,
+        g2_on_cpu=False,
+        result_retention_s=3600,
+    )
+    engine = Engine(cfg)
+    backend = work.device_backend(args.backend, 0)
+    RESULTS["backend"] = backend.describe()
+    ws = engine.working_set(args.circuit)
+    RESULTS["model"] = {"host_per_partition": ws.total, "device_staged": ws.device_staged,
+                        "device_peak": ws.device_peak}  # fmt: skip
+    sampler = Sampler(engine, backend)
+    sampler.start()
+    status = 0
+    try:
+        for name in (args.circuit, args.winning):
+            t = time.perf_counter()
+            engine.preload(name)
+            RESULTS[f"preload_{name}_s"] = round(time.perf_counter() - t, 2)
+            RESULTS[f"device_after_preload_{name}"] = backend.memory_info()
+            say(f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s; device {backend.memory_info()}")
+            save(args.out)
+        t = time.perf_counter()  # warm-up: every synthesis worker loads its program, kernels compile
+        warm = [engine.submit(ProofRequest(circuit=args.circuit, seed=10**6, partitions=2)),
+                engine.submit(ProofRequest(circuit=args.winning, seed=10**6))]  # fmt: skip
+        for h in warm:
+            r = h.result()
+            if r.status is not JobStatus.COMPLETED:
+                raise RuntimeError(f"warm-up failed: {r.error}")
+        RESULTS["warmup_s"] = round(time.perf_counter() - t, 2)
+        RESULTS["warmup_phases"] = phase_table([warm[0].result()])
+        say(f"warm-up {RESULTS['warmup_s']} s: {RESULTS['warmup_phases']}")
+        save(args.out)
+        # the load: every sector at once; a winning probe every probe_every_s while they run
+        t_load = time.perf_counter()
+        sectors = [engine.submit(ProofRequest(circuit=args.circuit, seed=1000 * (j + 1), partitions=args.partitions,
+                                              request_id=f"sector-{j}")) for j in range(args.sectors)]  # fmt: skip
+        probes: list[dict[str, Any]] = []
+        for i in range(args.probes):
+            if threading.Event().wait(args.probe_every_s) or now() > args.deadline_s - 60:
+                break
+            if all(h.done() for h in sectors):
+                break
+            t = time.perf_counter()
+            r = engine.submit(
+                ProofRequest(circuit=args.winning, seed=i + 1, priority=Priority.CRITICAL)
+            ).result()
+            lat = time.perf_counter() - t
+            probes.append({"latency_s": round(lat, 3), "status": r.status.value,
+                           "phases": phase_table([r]), "at_s": round(t - t_load, 1)})  # fmt: skip
+            say(f"winning probe {i}: {lat:.3f} s ({r.status.value}) {probes[-1]['phases']}")
+        RESULTS["winning_probes"] = probes
+        done_at = []
+        results = []
+        for h in sectors:
+            left = args.deadline_s - 15 - now()
+            try:
+                r = h.result(timeout=max(1.0, left))
+            except Exception as exc:  # out of time: cancel the rest, report what finished
+                say(f"{h.job_id}: not finished ({type(exc).__name__}); cancelling")
+                for x in sectors:
+                    engine.cancel(x.job_id)
+                status = 1
+                break
+            done_at.append(time.perf_counter() - t_load)
+            results.append(r)
+            say(
+                f"{r.request_id}: {r.status.value} at {done_at[-1]:.1f} s ({len(r.proofs)} proofs) {r.error or ''}"
+            )
+        ok = [r for r in results if r.status is JobStatus.COMPLETED]
+        RESULTS["sectors_done_s"] = [round(x, 2) for x in done_at]
+        RESULTS["sectors_completed"] = len(ok)
+        if len(done_at) > 1:
+            RESULTS["steady_s_per_sector"] = round((done_at[-1] - done_at[0]) / (len(done_at) - 1), 2)
+        if done_at:
+            RESULTS["wall_s_per_sector"] = round(done_at[-1] / len(done_at), 2)
+        RESULTS["phases_per_partition"] = phase_table(ok)
+        RESULTS.update(
+            {k: v for k, v in busy_figures([r.timeline for r in ok]).items() if k != "gpu_busy_devices"}
+        )
+        RESULTS["host_budget_peak"] = engine.budget.peak()
+    except Exception as exc:  # report and return every figure so far
+        import traceback
+
+        traceback.print_exc()
+        RESULTS["error"] = f"{type(exc).__name__}: {exc}"
+        status = 1
+    finally:
+        sampler.stop.set()
+        RESULTS["peak_host_rss_gib"] = round(sampler.host_peak / 2**30, 2)
+        RESULTS["peak_workers_rss_gib"] = round(sampler.workers_peak / 2**30, 2)
+        RESULTS["peak_device_used_gib"] = round(sampler.dev_peak / 2**30, 2)
+        RESULTS["wall_s"] = round(now(), 1)
+        save(args.out)
+        engine.shutdown(wait=False)
+    print(json.dumps({k: v for k, v in RESULTS.items() if k != "backend"}, indent=1, default=str))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
