@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from cuzk.engine import Engine, EngineConfig, JobStatus, ProofRequest, work
-from cuzk.engine.engine import DEVICE_MARGIN_BYTES
 
 
 def test_the_gpu_model_keeps_the_transforms_off_the_host():
@@ -38,7 +37,9 @@ def test_a_job_that_cannot_fit_the_card_fails_at_once_naming_the_numbers(monkeyp
     )
     with Engine(cfg) as engine:
         ws = work.working_set("porep-tiny", on_device=True, abc_on_worker=False)
-        card = DEVICE_MARGIN_BYTES + ws.device_peak + (workers - 1) * ws.device_staged - 1  # one byte short
+        card = (
+            work.DEVICE_MARGIN_BYTES + ws.device_peak + (workers - 1) * ws.device_staged - 1
+        )  # one byte short
         engine.on_device, engine.abc_on_worker = True, False  # as on a GPU, whose card is FakeCard
         monkeypatch.setattr(work, "device_backend", lambda name, device: FakeCard(card))
         monkeypatch.setattr("cuzk.engine.engine.srs_footprint", lambda cfg, circuit, device: (0, 0))

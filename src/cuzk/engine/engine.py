@@ -51,8 +51,8 @@ from cuzk.engine.keys import KeyId, is_zkey, zkey_ref
 from cuzk.engine.loader import Loader, srs_footprint
 from cuzk.engine.memory import MemoryBudget
 from cuzk.engine.model import Batch, Job, JobHandle, JobResult, Member, Unit, WitnessHandOver
-from cuzk.engine.request import JobStatus, ProofRequest
-from cuzk.engine.scheduler import BatchCollector, Scheduler, WorkQueue
+from cuzk.engine.request import JobStatus, Priority, ProofRequest
+from cuzk.engine.scheduler import URGENT_KEY, BatchCollector, Scheduler, Slots, WorkQueue
 from cuzk.engine.settings import REQUEST_TOGGLES, EngineConfig, EngineHooks
 from cuzk.engine.srs import SrsManager
 from cuzk.engine.stats import (
@@ -84,9 +84,6 @@ from cuzk.instrument import Span
 
 log = logging.getLogger("cuzk.engine")
 
-#: Device memory the admission check leaves free: the CUDA context, kernel modules, NTT tables
-#: and the allocator's rounding.
-DEVICE_MARGIN_BYTES = 4 << 30
 
 # --- the engine ----------------------------------------------------------------------------------
 
@@ -120,7 +117,11 @@ class Engine:
         self._started = time.perf_counter()
         # started on first use: an engine that never proves spawns no process
         self._pool: SynthPool | None = None
-        self._slots = threading.Semaphore(cfg.synthesis_workers)
+        self.on_device = work.device_backend(cfg.backend, cfg.devices[0]).name != "cpu"
+        #: the urgent lane: one more synthesis process and one more GPU worker per device that
+        #: serve only HIGH and CRITICAL units (on by default with a GPU backend)
+        self.urgent_lane = cfg.urgent_lane if cfg.urgent_lane is not None else self.on_device
+        self._slots = Slots(cfg.synthesis_workers, 1 if self.urgent_lane else 0)
         self.synth_queue: WorkQueue[Batch] = WorkQueue()  # batches with partitions not yet units
         self.gpu_queues: dict[int, WorkQueue[Unit]] = {d: WorkQueue() for d in cfg.devices}
         self.finalize_queue: WorkQueue[Unit] = WorkQueue()
@@ -132,7 +133,6 @@ class Engine:
             if cfg.abc_on_worker is not None
             else work.device_backend(cfg.backend, cfg.devices[0]).name != "cuda"
         )
-        self.on_device = work.device_backend(cfg.backend, cfg.devices[0]).name != "cpu"
         # finalize.split off: the GPU worker finalizes its unit itself once the lock is released
         inline = Finalizer(index=0, queue=self.finalize_queue, deliver=self._deliver, fail=self._fail_unit,
                            hooks=self.hooks)  # fmt: skip
@@ -145,14 +145,29 @@ class Engine:
             for d in cfg.devices
             for i in range(cfg.gpu_workers_per_device)
         ]  # fmt: skip
+        if self.urgent_lane:  # one more per device, for HIGH and CRITICAL units only
+            self.gpu_workers += [
+                GpuWorker(
+                    device=d, index=cfg.gpu_workers_per_device, backend_name=cfg.backend, lock=self.locks[d],
+                    queue=self.gpu_queues[d], handoff=handoff, fail=self._fail_unit, hooks=self.hooks,
+                    prestage=cfg.prestage_uploads, urgent_only=True,
+                )
+                for d in cfg.devices
+            ]  # fmt: skip
         self.finalizers = [
             Finalizer(index=i, queue=self.finalize_queue, deliver=self._deliver, fail=self._fail_unit,
                       hooks=self.hooks)
             for i in range(cfg.finalizer_workers)
         ]  # fmt: skip
         self._dispatcher = threading.Thread(target=self._dispatch_loop, name="cuzk-dispatch", daemon=True)
-        self._feeder = threading.Thread(target=self._feed_loop, name="cuzk-feed", daemon=True)
-        for t in (*self.gpu_workers, *self.finalizers, self._dispatcher, self._feeder):
+        self._feeders = [threading.Thread(target=self._feed_loop, name="cuzk-feed", daemon=True)]
+        if self.urgent_lane:
+            self._feeders.append(
+                threading.Thread(
+                    target=self._feed_loop, args=(URGENT_KEY,), name="cuzk-feed-urgent", daemon=True
+                )
+            )
+        for t in (*self.gpu_workers, *self.finalizers, self._dispatcher, *self._feeders):
             t.start()
 
     # --- public API ---
@@ -352,7 +367,7 @@ class Engine:
         self.synth_queue.close()
         for q in (*self.gpu_queues.values(), self.finalize_queue):
             q.close()
-        for t in (self._feeder, *self.gpu_workers, *self.finalizers):
+        for t in (*self._feeders, *self.gpu_workers, *self.finalizers):
             t.join()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_pending=True)
@@ -501,7 +516,7 @@ class Engine:
         card = int(mem.get("budget") or mem.get("total") or 0)
         if not card:
             return None
-        room = card - DEVICE_MARGIN_BYTES
+        room = card - work.DEVICE_MARGIN_BYTES
         others = self.config.gpu_workers_per_device - 1
         need = srs + k * ws.device_peak + others * k * ws.device_staged
         if need <= room:
@@ -511,7 +526,7 @@ class Engine:
             f"{k} partition(s) of {circuit} need {gib(need)} of device {device}'s memory (the SRS "
             f"{gib(srs)} + {gib(k * ws.device_peak)} while proving + {others} other GPU worker(s) x "
             f"{gib(k * ws.device_staged)} staged) but it has {gib(room)} ({gib(card)} less a "
-            f"{gib(DEVICE_MARGIN_BYTES)} margin); use fewer GPU workers per device "
+            f"{gib(work.DEVICE_MARGIN_BYTES)} margin); use fewer GPU workers per device "
             f"(gpu.workers_per_device), a smaller batch (batch.max_size), or msm.g2_on=cpu"
         )
 
@@ -521,15 +536,17 @@ class Engine:
         if self._pool is None:
             cfg = self.config
             self._pool = SynthPool(
-                cfg.synthesis_workers,
+                cfg.synthesis_workers + (1 if self.urgent_lane else 0),
                 cache_dir=cfg.cache_dir,
                 threads_per_worker=cfg.synthesis_threads or None,
             )
         return self._pool
 
     # --- stage: feeder (memory, then the synthesis pool) ---
-    def _feed_loop(self) -> None:
-        while (batch := self.synth_queue.get()) is not None:
+    def _feed_loop(self, max_first: int | None = None) -> None:
+        """Batches' next partitions to synthesis; with `max_first` (the urgent feeder) only
+        HIGH and CRITICAL batches, so that one never waits behind a normal unit's slot."""
+        while (batch := self.synth_queue.get(max_first=max_first)) is not None:
             unit = self._next_unit(batch)
             if unit is None:
                 continue
@@ -578,8 +595,9 @@ class Engine:
         ws = unit.batch.ws
         try:
             unit.reservation = self.budget.reserve(
-                ws.total * unit.k, tag=f"partitions:{unit.circuit}", cancelled=unit.dead
-            )
+                ws.total * unit.k, tag=f"partitions:{unit.circuit}", cancelled=unit.dead,
+                urgent=self.urgent_lane and unit.batch.priority >= Priority.HIGH,
+            )  # fmt: skip
         except JobCancelledError:
             unit.finish()
             return
@@ -592,10 +610,11 @@ class Engine:
                 if unit.resolve(m, hand):  # type: ignore[arg-type]
                     self._to_gpu(unit)
             return
+        urgent = unit.batch.priority >= Priority.HIGH
         for m in list(unit.members):
-            self._slots.acquire()
+            slot = self._slots.acquire(urgent)
             if m.job.finished:
-                self._slots.release()
+                self._slots.release(slot)
                 if unit.resolve(m, None):
                     self._to_gpu(unit)
                 continue
@@ -603,14 +622,14 @@ class Engine:
                 self.hooks.call("before_synth", m.job.job_id, unit.partition)
                 task = m.job.task(unit.partition, self.abc_on_worker)
                 task.hold = self.hooks.call("synth_hold", m.job.job_id, unit.partition)
-                self.pool.submit(task, functools.partial(self._synth_done, unit, m), key=unit.key)
+                self.pool.submit(task, functools.partial(self._synth_done, unit, m, slot), key=unit.key)
             except Exception as exc:
-                self._slots.release()
+                self._slots.release(slot)
                 self._fail(m.job, f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}")
                 if unit.resolve(m, None):
                     self._to_gpu(unit)
 
-    def _synth_done(self, unit: Unit, m: Member, out: SynthResult | SynthFailure) -> None:
+    def _synth_done(self, unit: Unit, m: Member, slot: str, out: SynthResult | SynthFailure) -> None:
         try:
             m.job.add_spans(_synth_spans(out, unit.partition))
             if isinstance(out, SynthFailure):
@@ -630,7 +649,7 @@ class Engine:
             if unit.resolve(m, None):
                 self._to_gpu(unit)
         finally:
-            self._slots.release()
+            self._slots.release(slot)
 
     def _to_gpu(self, unit: Unit) -> None:
         if not unit.drop_dead():

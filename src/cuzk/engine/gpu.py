@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cuzk.engine import work
+from cuzk.engine.scheduler import URGENT_KEY
 from cuzk.instrument import Span, Timeline
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class DeviceLock:
         self._cond = threading.Condition(threading.Lock())
         self._held = False
         self._waiting: list[tuple[int, int]] = []  # heap of (-priority, ticket)
+        self._needs: dict[tuple[int, int], int] = {}  # a waiter's device bytes (for `should_yield`)
         self._tickets = itertools.count()
         self._guard = threading.Lock()
         self._keep = keep
@@ -55,15 +57,28 @@ class DeviceLock:
         with self._cond:
             return self._cond.wait_for(lambda: len(self._waiting) >= n, timeout)
 
-    def _acquire(self, priority: int) -> None:
+    def _acquire(self, priority: int, need: int = 0, ticket: int | None = None) -> int:
+        """Wait for the device; returns the ticket (arrival order), which a holder that yields
+        keeps, so that it goes back ahead of the waiters of its own priority."""
         with self._cond:
-            me = (-priority, next(self._tickets))
+            me = (-priority, next(self._tickets) if ticket is None else ticket)
             heapq.heappush(self._waiting, me)
+            self._needs[me] = need
             self._cond.notify_all()  # `waiting` watchers
             while self._held or self._waiting[0] != me:
                 self._cond.wait()
             heapq.heappop(self._waiting)
+            del self._needs[me]
             self._held = True
+            return me[1]
+
+    def should_yield(self, priority: int, room: int) -> bool:
+        """A waiter of higher priority than `priority` whose device bytes fit in `room`?"""
+        with self._cond:
+            if not self._waiting:
+                return False
+            top = self._waiting[0]
+            return -top[0] > priority and self._needs[top] <= room
 
     def _release(self) -> None:
         with self._cond:
@@ -71,14 +86,31 @@ class DeviceLock:
             self._cond.notify_all()
 
     @contextmanager
-    def hold(self, tl: Timeline, backend: Any, *, priority: int = 0, **attrs: Any) -> Iterator[None]:
-        """Hold the device; its busy intervals (the device clock's, else the hold) are kept."""
+    def hold(
+        self, tl: Timeline, backend: Any, *, priority: int = 0, need: int = 0,
+        room: Callable[[], int] | None = None, **attrs: Any,
+    ) -> Iterator[Callable[[], None]]:  # fmt: skip
+        """Hold the device; its busy intervals (the device clock's, else the hold) are kept.
+
+        Yields a checkpoint for the holder to call between phases: when a waiter of higher
+        priority needs no more device bytes than `room()` says are free, the holder lets it run
+        (span `yielded`) and takes the device back before any waiter of its own priority.
+        `need`: this holder's own device bytes, for the same test when it waits."""
         with tl.span("lock_wait", **attrs):
-            self._acquire(priority)
+            ticket = self._acquire(priority, need)
+
+        def checkpoint() -> None:
+            if room is None or not self.should_yield(priority, room()):
+                return
+            backend.synchronize()  # the queued kernels are this holder's, not the waiter's
+            with tl.span("yielded", **attrs):
+                self._release()
+                self._acquire(priority, need, ticket)
+
         busy: list[tuple[float, float]] | None = None
         try:
             with tl.span("device_lock", **attrs) as s, backend.device_clock() as busy:
-                yield
+                yield checkpoint
         finally:
             self._release()
             intervals = [(s.start, time.perf_counter())] if busy is None else busy
@@ -140,8 +172,10 @@ class GpuWorker(threading.Thread):
         fail: Callable[[Unit, str], None],
         hooks: Any,
         prestage: bool = True,
+        urgent_only: bool = False,
     ) -> None:
-        super().__init__(name=f"cuzk-gpu-{device}.{index}", daemon=True)
+        super().__init__(name=f"cuzk-gpu-{device}.{index}{'u' if urgent_only else ''}", daemon=True)
+        self.urgent_only = urgent_only  # the urgent lane's worker: HIGH and CRITICAL units only
         self.prestage = prestage  # upload.prestage: build the device vectors before taking the lock
         self.device = device
         self.backend_name = backend_name
@@ -162,7 +196,7 @@ class GpuWorker(threading.Thread):
             self.state.state, self.state.job, self.state.partition = state, job, partition
 
     def run(self) -> None:
-        while (unit := self.queue.get()) is not None:
+        while (unit := self.queue.get(max_first=URGENT_KEY if self.urgent_only else None)) is not None:
             try:
                 self._prove(unit)
             except Exception as exc:  # a hook or a hand-off that raised: the unit fails, the worker stays
@@ -192,12 +226,15 @@ class GpuWorker(threading.Thread):
                     assign = work.stage(unit.resident, unit.results(), tl)
                 unit.close_results()
             self._set("waiting", unit.members[0].job.job_id, unit.partition)
-            with self.lock.hold(tl, unit.resident.srs.backend, priority=int(unit.batch.priority), **attrs):
+            backend = unit.resident.srs.backend
+            need = unit.k * unit.batch.ws.device_peak
+            with self.lock.hold(tl, backend, priority=int(unit.batch.priority), need=need,
+                                room=lambda: work.device_room(backend), **attrs) as checkpoint:  # fmt: skip
                 self._set("proving", unit.members[0].job.job_id, unit.partition)
                 if assign is None:
                     assign = work.stage(unit.resident, unit.results(), tl)
                     unit.close_results()
-                unit.pending = work.start(assign(), unit.resident, unit.windows)
+                unit.pending = work.start(assign(), unit.resident, unit.windows, checkpoint=checkpoint)
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
             unit.close_results()
             self.fail(unit, f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}")

@@ -118,8 +118,10 @@ class MemoryBudget:
         tag: str = "",
         cancelled: threading.Event | None = None,
         timeout: float | None = None,
+        urgent: bool = False,
     ) -> Reservation:
-        """Reserve `nbytes`, waiting (in arrival order) until they fit; evicts idle memory when short."""
+        """Reserve `nbytes`, waiting (in arrival order) until they fit; evicts idle memory when short.
+        `urgent` goes to the head of the line (the engine's urgent lane: HIGH and CRITICAL units)."""
         nbytes = self._check(nbytes, tag)
         deadline = None if timeout is None else time.monotonic() + timeout
         ticket = object()
@@ -132,7 +134,10 @@ class MemoryBudget:
                     if self._my_turn(ticket) and self._fits(nbytes):
                         return self._grant(nbytes, tag)
                     if not queued:
-                        self._waiters.append(ticket)
+                        if urgent:
+                            self._waiters.appendleft(ticket)
+                        else:
+                            self._waiters.append(ticket)
                         queued = True
                     short = self._used + nbytes - self.total
                     head = self._waiters[0] is ticket or not self.fair

@@ -321,12 +321,15 @@ class WorkQueue(Generic[T]):
             heapq.heappush(self._heap, _Entry(key, next(self._order), item))
             self._cond.notify_all()
 
-    def get(self, timeout: float | None = None) -> T | None:
-        """The item with the smallest key, waiting for one; None on timeout or once closed and empty."""
+    def get(self, timeout: float | None = None, *, max_first: int | None = None) -> T | None:
+        """The item with the smallest key, waiting for one; None on timeout or once closed and empty.
+
+        `max_first`: take only an item whose key starts at most this (keys start with -priority:
+        `-Priority.HIGH` takes HIGH and CRITICAL items only; the engine's urgent lane)."""
         with self._cond:
             deadline = None if timeout is None else time.monotonic() + timeout
-            while not self._heap:
-                if self._closed:
+            while not self._heap or (max_first is not None and self._heap[0].key[0] > max_first):
+                if self._closed:  # an urgent-lane reader stops at close too, leaving the rest
                     return None
                 if deadline is None:
                     self._cond.wait()
@@ -365,3 +368,39 @@ class WorkQueue(Generic[T]):
     def __len__(self) -> int:
         with self._cond:
             return len(self._heap)
+
+
+#: Work-queue keys start with -priority: the urgent lane takes keys up to this (HIGH, CRITICAL).
+URGENT_KEY = -int(Priority.HIGH)
+
+
+class Slots:
+    """Synthesis slots: `normal` for any unit, `urgent` kept for HIGH and CRITICAL units.
+
+    An urgent unit takes a kept slot first, else any normal slot that frees first; a normal unit
+    waits for a normal slot. With one kept slot and a pool of normal + urgent processes, a
+    WinningPoSt partition never waits behind PoRep partitions that hold every worker for seconds.
+    """
+
+    def __init__(self, normal: int, urgent: int = 0) -> None:
+        self._free = {"normal": normal, "urgent": urgent}
+        self._cond = threading.Condition(threading.Lock())
+
+    def acquire(self, urgent: bool) -> str:
+        """Block until a slot is free; the kind taken ("normal" or "urgent"), for `release`."""
+        with self._cond:
+            while True:
+                if urgent and self._free["urgent"]:
+                    kind = "urgent"
+                    break
+                if self._free["normal"]:
+                    kind = "normal"
+                    break
+                self._cond.wait()
+            self._free[kind] -= 1
+            return kind
+
+    def release(self, kind: str) -> None:
+        with self._cond:
+            self._free[kind] += 1
+            self._cond.notify_all()

@@ -105,6 +105,10 @@ class EngineConfig:
         D.SPLIT_FINALIZE
     )  # finalize in finalizer threads (else in the GPU worker, after the lock)
     prestage_uploads: bool = D.PRESTAGE_UPLOADS  # a unit's vectors go to the device before the lock is taken
+    #: the urgent lane: one more synthesis process and GPU worker per device kept for HIGH and
+    #: CRITICAL units, and a unit on the device yields it between phases to a waiting one of
+    #: higher priority; None: on with a GPU backend (WinningPoSt under a PoRep load, issue 34)
+    urgent_lane: bool | None = None
     #: shifted copies of each G1 query base kept with a loaded SRS (1: none); their bytes count
     #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only)
     msm_precompute: int = D.MSM_PRECOMPUTE
@@ -125,6 +129,7 @@ class EngineConfig:
         "finalizer_workers",
         "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
         "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
+        "urgent_lane",
         "prestage_uploads", "params_dir",
     )  # fmt: skip
 
@@ -148,10 +153,11 @@ class EngineConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
                 raise UsageError(f"{name} must be a non-negative number of seconds, not {v!r}")
-        if self.abc_on_worker is not None and not isinstance(self.abc_on_worker, bool):
-            raise UsageError(
-                f"abc_on_worker must be true, false or None (by backend), not {self.abc_on_worker!r}"
-            )
+        for name in ("abc_on_worker", "urgent_lane"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), bool):
+                raise UsageError(
+                    f"{name} must be true, false or None (by backend), not {getattr(self, name)!r}"
+                )
         for name in ("g2_on_cpu", "split_finalize", "prestage_uploads"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be true or false, not {getattr(self, name)!r}")
@@ -222,9 +228,9 @@ def _parse_setting(key: str, text: str, current: Any) -> Any:
             return tuple(int(x) for x in t.split(",") if x.strip())
         except ValueError:
             raise UsageError(f"devices must be comma-separated ordinals (0,1), not {text!r}") from None
-    if key == "abc_on_worker" and t.lower() in ("auto", "none", ""):
+    if key in ("abc_on_worker", "urgent_lane") and t.lower() in ("auto", "none", ""):
         return None
-    if isinstance(current, bool) or key == "abc_on_worker":
+    if isinstance(current, bool) or key in ("abc_on_worker", "urgent_lane"):
         if t.lower() in ("1", "true", "yes", "on"):
             return True
         if t.lower() in ("0", "false", "no", "off"):

@@ -259,10 +259,27 @@ def build_assignment(resident: Resident, parts: Sequence[Any], timeline: Timelin
 
 
 def start(
-    assignment: prover.Assignment, resident: Resident, windows: Mapping[str, int] | None = None
+    assignment: prover.Assignment,
+    resident: Resident,
+    windows: Mapping[str, int] | None = None,
+    *,
+    checkpoint: Callable[[], None] | None = None,
 ) -> prover.Pending:
-    """The kernel region: one prover for both key kinds (cuzk.groth16.prover)."""
-    return prover.start(assignment, resident.srs, windows=windows)
+    """The kernel region: one prover for both key kinds (cuzk.groth16.prover); `checkpoint` is
+    called between its phases (the device lock's yield to a waiting urgent unit)."""
+    return prover.start(assignment, resident.srs, windows=windows, checkpoint=checkpoint)
+
+
+#: Device memory `device_room` leaves free (the CUDA context, kernel modules, allocator rounding).
+DEVICE_MARGIN_BYTES = 4 << 30
+
+
+def device_room(backend: Backend) -> int:
+    """Device bytes free for another unit now: the card (or its budget) less what is in use and
+    the margin; 0 where the backend does not say."""
+    mem = backend.memory_info()
+    card = int(mem.get("budget") or mem.get("total") or 0)
+    return max(0, card - int(mem.get("used") or 0) - DEVICE_MARGIN_BYTES) if card else 0
 
 
 def finalize(

@@ -205,14 +205,22 @@ def synthesize(
     return Assignment(witness=ws, abc=abc, timeline=tl, device_witness=device_witness)
 
 
-def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> Pending:
+def start(
+    assignment: Assignment,
+    key: ProvingKey,
+    *,
+    windows: Mapping[str, int] | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> Pending:
     """The accelerator's part: H, and the G1 MSMs (h, the private query, a, b_g1).
 
     `windows` overrides the Pippenger window per query (`h`, `l`, `a`, `b_g1`; `l` is
-    the private query, the C section of a zkey): the `msm.window.*` toggles.
+    the private query, the C section of a zkey): the `msm.window.*` toggles. `checkpoint` is
+    called between the phases: the engine lets an urgent unit use the device there.
     """
     tl, be, q = assignment.timeline, key.backend, key.scalars
     win = dict(windows or {})
+    pause = checkpoint or (lambda: None)
     with tl.span("ntt_h"):
         hs = [key.qap.h(be, a, b, c) for a, b, c in assignment.abc]
         h_scalars = be.xp.stack(hs)
@@ -221,8 +229,11 @@ def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int]
         # pre-staged array's block returns to the upload stream's arena (Backend.stage), whose
         # next copy does not wait for the compute stream.
         assignment.abc.clear()
+    pause()
     with tl.span("msm_h"):
         h = be.msm(key.h, h_scalars, window=win.get("h"))
+    del h_scalars
+    pause()
     # The witness goes to the backend once; the query scalars are views or gathers of it
     # there (on the GPU a host-side gather of a 13M-variable witness cost more than the MSM).
     with tl.span(q.private_span):
@@ -230,6 +241,7 @@ def start(assignment: Assignment, key: ProvingKey, *, windows: Mapping[str, int]
             assignment.witness if assignment.device_witness is None else assignment.device_witness
         )
         l_pt = be.msm(key.l, q.private(w), window=win.get("l"))
+    pause()
     with tl.span("msm_a"):
         a_pt = be.msm(key.a, q.a(w), window=win.get("a"))
     with tl.span("msm_b_g1"):

@@ -1,0 +1,99 @@
+"""The urgent lane (issue 34): a WinningPoSt job is proved while PoRep partitions hold every
+normal synthesis slot and GPU worker, and a unit on the device yields it between phases to a
+waiting unit of higher priority. Real synthesis processes, gates instead of sleeps."""
+
+from __future__ import annotations
+
+import threading
+
+from engine_helpers import WAIT, Gate, assert_proofs, chain, seeded
+
+from cuzk.backends import get_backend
+from cuzk.engine import Engine, EngineConfig, EngineHooks, Priority, ProofRequest
+from cuzk.engine.gpu import DeviceLock
+from cuzk.engine.scheduler import URGENT_KEY, Slots, WorkQueue
+from cuzk.instrument import Timeline
+
+
+def test_winning_is_proved_while_porep_holds_every_normal_slot_and_worker():
+    hooks = EngineHooks()
+    cfg = EngineConfig(backend="cpu", synthesis_workers=1, gpu_workers_per_device=1, finalizer_workers=1,
+                       memory_budget="1GiB", urgent_lane=True, hooks=hooks)  # fmt: skip
+    with Engine(cfg) as engine:
+        for name in ("porep-tiny", "winning-tiny"):  # keys loaded first
+            engine.submit(ProofRequest(circuit=name, seed=1)).result(WAIT)
+        is_porep = lambda j, p: j == "porep-load"  # noqa: E731
+        gpu_gate = Gate(is_porep)  # partition 0 holds the only normal GPU worker
+        synth_gate = Gate(lambda j, p: is_porep(j, p) and p == 1)  # partition 1 holds the only normal slot
+        hooks.set("before_gpu", gpu_gate)
+        hooks.set("before_synth", chain(synth_gate))
+        porep = engine.submit(
+            ProofRequest(circuit="porep-tiny", seed=60, partitions=3, request_id="porep-load")
+        )
+        assert gpu_gate.entered.wait(WAIT) and synth_gate.entered.wait(WAIT)
+        winning = engine.submit(ProofRequest(circuit="winning-tiny", seed=62, priority=Priority.CRITICAL))
+        assert_proofs(winning.result(WAIT), "winning-tiny", seeded("winning-tiny", 62))
+        assert not porep.done()  # the load is still held at both gates
+        gpu_gate.open()
+        synth_gate.open()
+        assert_proofs(porep.result(WAIT), "porep-tiny", seeded("porep-tiny", 60, 3))
+        hooks.clear()
+
+
+def test_slots_keep_one_for_urgent_units():
+    slots = Slots(1, 1)
+    assert slots.acquire(urgent=False) == "normal"
+    assert slots.acquire(urgent=True) == "urgent"  # the normal one is taken: the kept one
+    got: list[str] = []
+    t = threading.Thread(target=lambda: got.append(slots.acquire(urgent=True)))
+    t.start()
+    slots.release("normal")  # an urgent unit takes a normal slot when that frees first
+    t.join(WAIT)
+    assert got == ["normal"]
+    slots.release("urgent")
+
+
+def test_the_urgent_reader_takes_only_high_and_critical_items():
+    q: WorkQueue[str] = WorkQueue()
+    q.put((-int(Priority.NORMAL), 1), "porep")
+    assert q.get(timeout=0, max_first=URGENT_KEY) is None
+    q.put((-int(Priority.CRITICAL), 2), "winning")
+    assert q.get(max_first=URGENT_KEY) == "winning"
+    assert q.get() == "porep"
+
+
+def test_a_holder_yields_between_phases_to_a_higher_priority_waiter_that_fits():
+    lock, be = DeviceLock(0), get_backend("cpu")
+    order: list[str] = []
+    room = {"bytes": 10}
+    in_phase, go = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock.hold(Timeline(sinks=[]), be, priority=1, room=lambda: room["bytes"]) as checkpoint:
+            order.append("porep phase 1")
+            in_phase.set()
+            assert go.wait(WAIT)
+            checkpoint()  # nobody of higher priority fits yet: goes on
+            order.append("porep phase 2")
+            room["bytes"] = 100
+            checkpoint()  # now the CRITICAL waiter fits: it runs here
+            order.append("porep phase 3")
+
+    def waiter(name: str, priority: int, need: int) -> None:
+        with lock.hold(Timeline(sinks=[]), be, priority=priority, need=need):
+            order.append(name)
+
+    h = threading.Thread(target=holder)
+    h.start()
+    assert in_phase.wait(WAIT)
+    same = threading.Thread(target=waiter, args=("porep-2", 1, 0))
+    same.start()
+    assert lock.waiting(1, timeout=WAIT)
+    crit = threading.Thread(target=waiter, args=("winning", 3, 50))
+    crit.start()
+    assert lock.waiting(2, timeout=WAIT)
+    go.set()
+    for t in (h, same, crit):
+        t.join(WAIT)
+    # the holder went back ahead of the waiter of its own priority
+    assert order == ["porep phase 1", "porep phase 2", "winning", "porep phase 3", "porep-2"]
