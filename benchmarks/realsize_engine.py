@@ -133,6 +133,7 @@ def main() -> int:
     engine = Engine(cfg)
     backend = work.device_backend(args.backend, 0)
     RESULTS["backend"] = backend.describe()
+    RESULTS["urgent_lane"] = engine.urgent_lane
     ws = engine.working_set(args.circuit)
     RESULTS["model"] = {"host_per_partition": ws.total, "device_staged": ws.device_staged,
                         "device_peak": ws.device_peak}  # fmt: skip
@@ -157,6 +158,16 @@ def main() -> int:
         RESULTS["warmup_s"] = round(time.perf_counter() - t, 2)
         RESULTS["warmup_phases"] = phase_table([warm[0].result()])
         say(f"warm-up {RESULTS['warmup_s']} s: {RESULTS['warmup_phases']}")
+        alone = []  # winning-32g CRITICAL on an idle engine: the latency floor under the load's figure
+        for i in range(args.probes):
+            t = time.perf_counter()
+            r = engine.submit(
+                ProofRequest(circuit=args.winning, seed=500 + i, priority=Priority.CRITICAL)
+            ).result()
+            alone.append({"latency_s": round(time.perf_counter() - t, 3), "status": r.status.value,
+                          "phases": phase_table([r])})  # fmt: skip
+        RESULTS["winning_alone"] = alone
+        say(f"winning alone: {[a['latency_s'] for a in alone]} s")
         save(args.out)
         # the load: every sector at once; a winning probe every probe_every_s while they run
         t_load = time.perf_counter()
