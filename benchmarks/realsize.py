@@ -124,7 +124,7 @@ def circuit_section(name: str, be: Any, work: Path, args: argparse.Namespace) ->
     res["verified"] = bool(verify(key.vk, pub, proof))
     res["tampered_rejected"] = not verify(key.vk, pub, Proof(a=proof.c, b=proof.b, c=proof.a))
     say(
-        f"{name}: proof {res['prove_1_s']} s, verified {res['verified']}, tampered rejected {res['tampered_rejected']}"
+        f"{name}: proof {res[f'prove_{rep}_s']} s, verified {res['verified']}, tampered rejected {res['tampered_rejected']}"
     )
     free = shutil.disk_usage(work).free
     need = api.set_bytes(topo) + (1 << 30)
