@@ -213,6 +213,21 @@ def test_a_killed_worker_fails_its_task_and_is_replaced(pool, tmp_path):
     assert not blocks()
 
 
+def test_workers_run_below_the_parent_that_drives_the_gpu(pool):
+    from cuzk.engine.synth_worker import WORKER_NICE
+
+    out = Outcomes()
+    pool.submit(SynthTask("nice", 0, "winning-tiny", seed=1, compute_abc=False), out)
+    r = out.wait("nice", 0)  # a worker said ready (it lowers itself before that) and ran it
+    assert isinstance(r, SynthResult), r
+    r.close()
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    ready = [w["pid"] for w in pool.worker_info() if w["ready"]]
+    assert ready
+    for pid in ready:
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + WORKER_NICE)
+
+
 def test_idle_workers_killed_cost_no_task(pool):
     out = Outcomes()
     old = pool.worker_pids()
