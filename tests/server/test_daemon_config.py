@@ -182,3 +182,19 @@ def test_msm_precompute_key(value: str, copies: int) -> None:
 def test_msm_precompute_rejects_bad_values(value: str) -> None:
     with pytest.raises(UsageError, match=r"srs\.msm_precompute: expected off, full or a number"):
         parse_config(tomllib.loads(f"[srs]\nmsm_precompute = {value}\n"))
+
+
+@pytest.mark.parametrize(("value", "lane"), [('"auto"', None), ("true", True), ("false", False)])
+def test_urgent_lane_key(value: str, lane: bool | None) -> None:
+    from cuzk.server.daemon import engine_config
+
+    cfg = parse_config(tomllib.loads(f"[scheduler]\nurgent_lane = {value}\n"))
+    assert cfg.urgent_lane is lane
+    assert engine_config(cfg).urgent_lane is lane
+    assert load_config(None).urgent_lane is None  # the default: on with a GPU backend
+
+
+@pytest.mark.parametrize("value", ['"yes"', "1", "[true]"])
+def test_urgent_lane_rejects_bad_values(value: str) -> None:
+    with pytest.raises(UsageError, match=r"scheduler\.urgent_lane: expected true, false or \"auto\""):
+        parse_config(tomllib.loads(f"[scheduler]\nurgent_lane = {value}\n"))

@@ -51,6 +51,7 @@ class DaemonConfig:
     gpu_workers_per_device: int = D.GPU_WORKERS_PER_DEVICE
     max_batch_size: int = D.MAX_BATCH_SIZE
     max_batch_wait_ms: int = D.MAX_BATCH_WAIT_MS
+    urgent_lane: bool | None = None  # None = auto: on with a GPU backend (EngineConfig.urgent_lane)
     synthesis_threads: int = 0  # numba threads per synthesis worker; 0 = cores // workers
     max_parallel_synthesis: int = 0  # synthesis workers; 0 = half the cores
     queue_limit: int = D.QUEUE_LIMIT  # jobs queued or running; beyond it SubmitProof is RESOURCE_EXHAUSTED
@@ -160,6 +161,14 @@ def _strings(v: Any, key: str) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _auto_bool(v: Any, key: str) -> bool | None:
+    if isinstance(v, str) and v.strip().lower() == "auto":
+        return None
+    if not isinstance(v, bool):
+        raise UsageError(f"{key}: expected true, false or \"auto\", got {v!r}")
+    return v
+
+
 def _budget(v: Any, key: str) -> int | None:
     return None if isinstance(v, str) and v.strip().lower() == "auto" else parse_size(v, key)
 
@@ -234,6 +243,7 @@ KEYS: dict[str, tuple[str, _Parser]] = {
     "gpus.gpu_workers_per_device": ("gpu_workers_per_device", _count(1)),
     "scheduler.max_batch_size": ("max_batch_size", _count(1)),
     "scheduler.max_batch_wait_ms": ("max_batch_wait_ms", _count(0)),
+    "scheduler.urgent_lane": ("urgent_lane", _auto_bool),
     "synthesis.threads": ("synthesis_threads", _count(0)),
     "pipeline.max_parallel_synthesis": ("max_parallel_synthesis", _count(0)),
     "srs.param_cache": ("param_cache", _string),

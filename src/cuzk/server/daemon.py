@@ -47,6 +47,7 @@ def engine_config(cfg: DaemonConfig) -> Any:
         synthesis_threads=cfg.synthesis_threads,
         max_batch_size=cfg.max_batch_size,
         max_batch_wait_ms=cfg.max_batch_wait_ms,
+        urgent_lane=cfg.urgent_lane,
         memory_budget=cfg.total_budget if cfg.total_budget is not None else "auto",
         memory_margin=cfg.safety_margin,
         result_retention_s=cfg.result_retention_s,
