@@ -165,7 +165,7 @@ def _auto_bool(v: Any, key: str) -> bool | None:
     if isinstance(v, str) and v.strip().lower() == "auto":
         return None
     if not isinstance(v, bool):
-        raise UsageError(f"{key}: expected true, false or \"auto\", got {v!r}")
+        raise UsageError(f'{key}: expected true, false or "auto", got {v!r}')
     return v
 
 
