@@ -508,13 +508,16 @@ def time_msm(
     glv: bool = False,
     plan_variants: dict[int, list[tuple[int, int, int]]] | None = None,
     split: bool = False,
+    split_sizes: list[int] | None = None,
     h_copies: tuple[int, ...] = (),
 ) -> None:
-    bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
-    if group == "g1" and split:  # first: its device-scalar rows need no host scalars drawn
-        time_split(be, timer, bases, logs, log_sizes)
-    if group == "g1" and h_copies:
-        time_h_copies(be, timer, bases, max(log_sizes), h_copies)
+    split_sizes = (split_sizes or log_sizes) if group == "g1" and (split or h_copies) else []
+    largest = max(log_sizes + split_sizes)
+    bases, logs = make_bases(be, curve, group, largest, seed=11 if group == "g1" else 12)
+    if split:  # first: its device-scalar rows need no host scalars drawn
+        time_split(be, timer, bases, logs, split_sizes)
+    if h_copies:
+        time_h_copies(be, timer, bases, max(split_sizes), h_copies)
     for log_n in log_sizes:
         n = 1 << log_n
         if log_n in dlog_at:
@@ -615,6 +618,10 @@ def time_split(be: Any, timer: Timer, bases: Any, logs: Any, log_sizes: list[int
                 log(f"{key}: {exc}")
             finally:
                 be.msm_split = True
+    n = 1 << max(log_sizes)
+    host = np.ones((n, 4), dtype=np.uint64)  # pages touched: a witness-sized pageable array
+    t = timer(partial(be.to_device, host), reps=3)
+    row("upload_witness", f"2^{max(log_sizes)}", t, gb_per_s=round(host.nbytes / t["ms"] / 1e6, 2))
 
 
 def _assert_eq(got: np.ndarray, want: np.ndarray) -> None:
@@ -1084,6 +1091,11 @@ def main() -> int:
         help="G1 plan rows: LOG:WINDOWxCHUNKS,... separated by ';' (e.g. 27:19x8,21x8), beside the defaults",
     )
     ap.add_argument(
+        "--split-sizes",
+        default="",
+        help="comma list of log2 sizes of the split rows and of --h-copies (default: the G1 sizes)",
+    )
+    ap.add_argument(
         "--h-copies",
         default="",
         help="comma list of precomputed-copy caps for H-query rows at the largest G1 size (device scalars)",
@@ -1169,6 +1181,7 @@ def main() -> int:
                 glv="glv" not in skip,
                 plan_variants=parse_plan_variants(args.msm_variants),
                 split="split" not in skip,
+                split_sizes=[int(v) for v in args.split_sizes.split(",") if v],
                 h_copies=tuple(int(v) for v in args.h_copies.split(",") if v),
             ),
         ),
