@@ -59,6 +59,10 @@ IMADS = {"fq": 4 * 12 * 12 + 12, "fr": 4 * 8 * 8 + 8}
 #: Fq products per mixed XYZZ addition in the MSM's accumulate kernel (curve.cuh xyzz_madd)
 MADD_PRODUCTS = 10
 
+#: The prover's spans of the GPU part (msm_l for bellperson keys, msm_c for zkeys); the witness
+#: upload has its own span since it stopped hiding inside the private query's MSM.
+GPU_PHASES = frozenset({"ntt_h", "msm_h", "upload_witness", "msm_l", "msm_c", "msm_a", "msm_b_g1"})
+
 LOG: list[str] = []
 RESULTS: dict[str, Any] = {"checks": {}, "timings": [], "info": {}}
 
@@ -182,6 +186,10 @@ def kernel_checks(be: Any, rng: np.random.Generator, small: bool) -> None:
     )
     check(f"msm g2 2^{10 - d}", lambda: K.check_msm(be, rng, "g2", 1 << (10 - d)))
     check("msm g1 skewed (ones, repeats)", lambda: K.check_msm_skewed(be, rng, 4500 if small else 1 << 15))
+    check(f"scalar classes 2^{16 - d}", lambda: K.check_scalar_classes(be, rng, 1 << (16 - d)))
+    check(
+        f"msm g1 split 2^{13 - d}", lambda: K.check_msm_split(be, rng, "g1", 1 << (13 - d), windows=(None, 7))
+    )
     check(
         "sum_bases g1 / g2",
         lambda: (
@@ -499,8 +507,17 @@ def time_msm(
     precompute: bool = False,
     glv: bool = False,
     plan_variants: dict[int, list[tuple[int, int, int]]] | None = None,
+    split: bool = False,
+    split_sizes: list[int] | None = None,
+    h_copies: tuple[int, ...] = (),
 ) -> None:
-    bases, logs = make_bases(be, curve, group, max(log_sizes), seed=11 if group == "g1" else 12)
+    split_sizes = (split_sizes or log_sizes) if group == "g1" and (split or h_copies) else []
+    largest = max(log_sizes + split_sizes)
+    bases, logs = make_bases(be, curve, group, largest, seed=11 if group == "g1" else 12)
+    if split:  # first: its device-scalar rows need no host scalars drawn
+        time_split(be, timer, bases, logs, split_sizes)
+    if h_copies:
+        time_h_copies(be, timer, bases, max(split_sizes), h_copies)
     for log_n in log_sizes:
         n = 1 << log_n
         if log_n in dlog_at:
@@ -536,6 +553,120 @@ def time_msm(
     if group == "g1" and precompute:
         time_precomputed(be, timer, bases, log_sizes, small=small)
     be.release(bases)
+
+
+#: (name, zeros, ones) of the split rows: porep-medium's aux as measured on the CPU (49.9% zeros,
+#: 49.8% ones, 0.3% full; snap-medium's: 49.7 / 49.5 / 0.8), 30% full, and all full (the H query)
+SPLIT_MIXES = (("witness", 0.499, 0.498), ("30% full", 0.35, 0.35), ("all full", 0.0, 0.0))
+
+
+def mixed_device(be: Any, n: int, zeros: float, ones: float, seed: int) -> Any:
+    """n device scalars: about `zeros` of them 0, `ones` of them 1, the rest uniform below r."""
+    xp = be.xp
+    x = random_fr_device(be, n, seed)
+    if xp is np:
+        u = np.random.default_rng(seed).random(n)
+    else:
+        u = xp.random.RandomState(seed + 1).random_sample(n)
+    one = be.to_device(FR.one()[None])
+    x = xp.where((u < zeros)[:, None], xp.zeros_like(one), x)
+    return xp.ascontiguousarray(xp.where(((u >= zeros) & (u < zeros + ones))[:, None], one, x))
+
+
+def time_split(be: Any, timer: Timer, bases: Any, logs: Any, log_sizes: list[int]) -> None:
+    """G1 MSMs over device scalars (the prover's case) with the 0/1 split (msm_split, the
+    default) beside the plain MSM of the same scalars (msm_split off), per mix of SPLIT_MIXES;
+    every split result equal to the plain one, and the witness mix's to its discrete logs."""
+    from cuzk.backends.cuda import msm as M
+
+    for log_n in log_sizes:
+        n = 1 << log_n
+        reps = 3 if log_n >= 24 else 5
+        for k, (name, zeros, ones) in enumerate(SPLIT_MIXES):
+            key = f"msm split 2^{log_n} {name}"
+            try:
+                sc = mixed_device(be, n, zeros, ones, seed=500 + 10 * log_n + k)
+                n_ones, n_fulls = (int(a.shape[0]) for a in M.scalar_classes(be.rt, sc))
+                be.msm_split = False
+                want = be.msm(bases, sc)
+                t_plain = timer(partial(be.msm, bases, sc), reps=reps)
+                be.msm_split = True
+                got = be.msm(bases, sc)
+                same = bool(G1.eq(got[None], want[None])[0])
+                RESULTS["checks"][key] = {"ok": same, "detail": "" if same else "differs from the plain MSM"}
+                if name == "witness":
+                    s_dlog = fr_sum_device(be, be.fr_mul(sc, logs[:n]))
+                    dl = G1.scalar_mul(G1.generator(), FR.from_ints([s_dlog]))
+                    check(f"{key} vs discrete logs", partial(_assert_eq, got, dl[0]))
+                t = timer(partial(be.msm, bases, sc), reps=reps)
+                row(
+                    "msm_g1_split",
+                    f"2^{log_n}",
+                    t,
+                    mix=name,
+                    ones=n_ones,
+                    fulls=n_fulls,
+                    plain_ms=round(t_plain["ms"], 3),
+                    ratio_to_plain=round(t["ms"] / t_plain["ms"], 3),
+                    same_as_plain=same,
+                )
+                if log_n == max(log_sizes) and name != "all full":
+                    profiled(be, f"msm_g1 split 2^{log_n} {name}", partial(be.msm, bases, sc))
+                del sc
+            except Exception as exc:
+                RESULTS["checks"][key] = {"ok": False, "detail": repr(exc)[-2000:]}
+                log(f"{key}: {exc}")
+            finally:
+                be.msm_split = True
+    n = 1 << max(log_sizes)
+    host = np.ones((n, 4), dtype=np.uint64)  # pages touched: a witness-sized pageable array
+    t = timer(partial(be.to_device, host), reps=3)
+    row("upload_witness", f"2^{max(log_sizes)}", t, gb_per_s=round(host.nbytes / t["ms"] / 1e6, 2))
+
+
+def _assert_eq(got: np.ndarray, want: np.ndarray) -> None:
+    assert G1.eq(got[None], want[None])[0], "differs"
+
+
+def time_h_copies(be: Any, timer: Timer, bases: Any, log_n: int, caps: tuple[int, ...]) -> None:
+    """The H query's MSM (full device scalars) over a few precomputed copies of its bases, what
+    fits beside the real set and one partition (docs/GPU_NOTES.md), against the plain MSM."""
+    n = 1 << log_n
+    sc = random_fr_device(be, n, seed=600 + log_n)
+    try:
+        want = be.msm(bases, sc)
+        plain = timer(partial(be.msm, bases, sc), reps=3)
+        for cap in caps:
+            handle = be.bases_from_device(bases.rows[:n], "g1")
+            try:
+                t0 = time.perf_counter()
+                extra = be.precompute(handle, cap)
+                be.synchronize()
+                build = time.perf_counter() - t0
+                same = bool(G1.eq(be.msm(handle, sc)[None], want[None])[0])
+                RESULTS["checks"][f"msm h copies {cap} 2^{log_n}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the plain MSM",
+                }
+                t = timer(partial(be.msm, handle, sc), reps=3)
+                row(
+                    "msm_g1_h_copies",
+                    f"2^{log_n}",
+                    t,
+                    copies=handle.copies,
+                    window=handle.window,
+                    extra_gib=round(extra / 2**30, 2),
+                    build_s=round(build, 2),
+                    plain_ms=round(plain["ms"], 3),
+                    ratio_to_plain=round(t["ms"] / plain["ms"], 3),
+                    same_as_plain=same,
+                )
+            except DeviceMemoryError as exc:
+                log(f"h copies {cap} 2^{log_n}: {exc}")
+            finally:
+                be.release(handle)
+    finally:
+        del sc
 
 
 #: GLV window variants per size besides the model's pick (GPU_NOTES v28)
@@ -800,7 +931,7 @@ def time_prove(
                 phases["total"] = 1e3 * wall
                 totals.append(phases)
             med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
-            gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"})
+            gpu_part = sum(v for k, v in med.items() if k in GPU_PHASES)
             row(
                 "prove" if copies == 1 else "prove_precomputed",
                 name,
@@ -890,7 +1021,7 @@ def time_circom(be: Any, directory: Path, reps: int = 5, cold: int = 3) -> None:
         phases["total"] = 1e3 * wall
         totals.append(phases)
     med = {k: float(np.median([t[k] for t in totals])) for k in totals[0]}
-    gpu_part = sum(v for k, v in med.items() if k in {"ntt_h", "msm_h", "msm_c", "msm_a", "msm_b_g1"})
+    gpu_part = sum(v for k, v in med.items() if k in GPU_PHASES)
 
     proof_json, public_json = work / "proof.json", work / "public.json"
     cold_gpu = [
@@ -952,12 +1083,22 @@ def main() -> int:
     ap.add_argument(
         "--skip",
         default="",
-        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases),glv (G1 MSMs with GLV-split scalars)",
+        help="comma list of sections to skip: checks,rate,ntt,msm1,msm2,spmv,tune,msmtune (the G1 plan and source variants),precompute (G1 MSMs over precomputed bases),glv (G1 MSMs with GLV-split scalars),split (G1 MSMs over 0/1-heavy device scalars, split and plain)",
     )
     ap.add_argument(
         "--msm-variants",
         default="",
         help="G1 plan rows: LOG:WINDOWxCHUNKS,... separated by ';' (e.g. 27:19x8,21x8), beside the defaults",
+    )
+    ap.add_argument(
+        "--split-sizes",
+        default="",
+        help="comma list of log2 sizes of the split rows and of --h-copies (default: the G1 sizes)",
+    )
+    ap.add_argument(
+        "--h-copies",
+        default="",
+        help="comma list of precomputed-copy caps for H-query rows at the largest G1 size (device scalars)",
     )
     ap.add_argument(
         "--g1-sizes", default="", help="comma list of log2 sizes of the G1 MSM rows (default 16..26)"
@@ -1039,6 +1180,9 @@ def main() -> int:
                 precompute="precompute" not in skip,
                 glv="glv" not in skip,
                 plan_variants=parse_plan_variants(args.msm_variants),
+                split="split" not in skip,
+                split_sizes=[int(v) for v in args.split_sizes.split(",") if v],
+                h_copies=tuple(int(v) for v in args.h_copies.split(",") if v),
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),

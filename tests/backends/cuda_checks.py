@@ -132,9 +132,9 @@ def check_msm_precomputed(be, rng: np.random.Generator, group: str, n: int, copi
     plans: list = []
     real = M.pippenger
 
-    def spy(rt, cv, rows, scalars, plan):
+    def spy(rt, cv, rows, scalars, plan, index=None):
         plans.append(plan)
-        return real(rt, cv, rows, scalars, plan)
+        return real(rt, cv, rows, scalars, plan, index)
 
     M.pippenger = spy
     try:
@@ -221,9 +221,9 @@ def check_msm_glv(be, rng: np.random.Generator, n: int, windows=(None, 5), copie
     plans: list = []
     real = M.pippenger
 
-    def spy(rt, cv, rows, scalars, plan):
+    def spy(rt, cv, rows, scalars, plan, index=None):
         plans.append(plan)
-        return real(rt, cv, rows, scalars, plan)
+        return real(rt, cv, rows, scalars, plan, index)
 
     M.pippenger, be.msm_glv = spy, True
     try:
@@ -259,6 +259,110 @@ def check_msm_glv(be, rng: np.random.Generator, n: int, windows=(None, 5), copie
             assert be.memory_info()["resident"] == resident - bg.nbytes
     finally:
         M.pippenger, be.msm_glv = real, False
+
+
+def mixed_scalars(n: int, rng: np.random.Generator, zeros: float, ones: float) -> np.ndarray:
+    """Random Fr scalars of which about `zeros` are 0 and `ones` are 1, shuffled (a witness-like
+    mix: a PoRep witness is mostly bits), with r - 1 and 2 among the full ones."""
+    s = FR.random(n, rng)
+    u = rng.random(n)
+    s[u < zeros] = 0
+    s[(u >= zeros) & (u < zeros + ones)] = FR.ones(1)[0]
+    full = np.flatnonzero(u >= zeros + ones)
+    if full.size >= 2:
+        s[full[:2]] = FR.from_ints([C.R - 1, 2])
+    return s
+
+
+def check_scalar_classes(be, rng: np.random.Generator, n: int) -> None:
+    """The msm_classes pass equals the CPU twin and the classes by definition: 0, 1 (Montgomery
+    R mod r) and the rest, r - 1 and raw words that are neither among them."""
+    from cuzk.backends.cpu import msm as cpu_msm
+    from cuzk.backends.cuda import msm as M
+
+    for zeros, ones in ((0.3, 0.4), (0.0, 0.0), (1.0, 0.0), (0.0, 1.0)):
+        sc = mixed_scalars(n, rng, zeros, ones)
+        if zeros + ones < 1:
+            sc[:4] = np.array([[1, 0, 0, 0], [0, 0, 0, 1], FR.one(), [0, 0, 0, 0]], dtype=np.uint64)
+        want_ones, want_fulls = cpu_msm.scalar_classes(sc)
+        vals = FR.to_ints(sc)
+        assert want_ones.tolist() == [i for i, v in enumerate(vals) if v == 1]
+        assert want_fulls.tolist() == [i for i, v in enumerate(vals) if v > 1]
+        got_ones, got_fulls = M.scalar_classes(be.rt, be.to_device(sc))
+        assert np.array_equal(host(be, got_ones), want_ones), (zeros, ones)
+        assert np.array_equal(host(be, got_fulls), want_fulls), (zeros, ones)
+
+
+#: (zeros, ones) of the split MSM checks: witness-like, 30% full, none full, all full, all 0, all 1
+SPLIT_MIXES = ((0.6, 0.35), (0.35, 0.35), (0.5, 0.5), (0.0, 0.0), (1.0, 0.0), (0.0, 1.0))
+
+
+def check_msm_split(
+    be, rng: np.random.Generator, group: str, n: int, copies=(1,), glv=(False,), windows=(None,)
+) -> None:
+    """MSMs over device scalars split into zeros, ones and a tail over an index map (msm_split,
+    on by default) equal the CPU backend's on every mix of SPLIT_MIXES, with chunks, an offset
+    start, a window override, a precomputed table and GLV; the tail's plan covers the full
+    scalars only; all full takes the plain MSM (no map); host scalars and msm_split off too."""
+    from cuzk.backends.cuda import msm as M
+
+    curve = CURVES[group]
+    pts = edge_points(curve, n, rng)
+    bc = CPU.load_bases(pts, group)
+    calls: list[tuple[int, bool]] = []
+    real = M.pippenger
+
+    def spy(rt, cv, rows, scalars, plan, index=None):
+        calls.append((plan.n, index is not None))
+        return real(rt, cv, rows, scalars, plan, index)
+
+    assert be.msm_split
+    M.pippenger = spy
+    try:
+        for cap in copies:
+            for g in glv:
+                bg = be.load_bases(pts, group)
+                if cap > 1:
+                    be.precompute(bg, cap)
+                be.msm_glv = g
+                for zeros, ones in SPLIT_MIXES:
+                    sc = mixed_scalars(n, rng, zeros, ones)
+                    ref = CPU.msm(bc, sc)
+                    fulls = int(cpu_msm_fulls(sc))
+                    for window in windows:
+                        for k in (None, 3):
+                            be.msm_chunks = k
+                            calls.clear()
+                            got = be.msm(bg, be.to_device(sc), window=window)
+                            assert curve.eq(got[None], ref[None])[0], (group, cap, g, zeros, ones, window, k)
+                            if fulls == n:
+                                assert calls == [(n, False)]
+                            else:
+                                assert calls == ([(fulls, True)] if fulls else [])
+                    be.msm_chunks = None
+                    lo = n // 3
+                    part = be.msm(bg, be.to_device(sc[lo : lo + n // 2]), start=lo)
+                    assert curve.eq(part[None], CPU.msm(bc, sc[lo : lo + n // 2], start=lo)[None])[0]
+                sc = mixed_scalars(n, rng, 0.4, 0.4)
+                ref = CPU.msm(bc, sc)
+                if be.xp is not np:  # on a device, host scalars keep the chunked upload (plain)
+                    calls.clear()
+                    assert curve.eq(be.msm(bg, sc)[None], ref[None])[0]
+                    assert calls == [(n, False)]
+                be.msm_split = False
+                calls.clear()
+                assert curve.eq(be.msm(bg, be.to_device(sc))[None], ref[None])[0]
+                assert calls == [(n, False)]
+                be.msm_split, be.msm_glv = True, False
+                be.release(bg)
+    finally:
+        M.pippenger, be.msm_split, be.msm_glv, be.msm_chunks = real, True, False, None
+
+
+def cpu_msm_fulls(sc: np.ndarray) -> int:
+    from cuzk.backends.cpu import msm as cpu_msm
+
+    return cpu_msm.scalar_classes(sc)[1].size
 
 
 def check_sum_bases(be, rng: np.random.Generator, group: str, n: int) -> None:

@@ -147,6 +147,7 @@ def test_msm_g2(be, rng):
 
 
 def test_msm_skewed_scalars_take_the_tree_merge(be, rng, monkeypatch):
+    monkeypatch.setattr(be, "msm_split", False)  # the plain Pippenger's path: the split sums ones apart
     calls = []
     real = cuda_msm._merge_big
     monkeypatch.setattr(cuda_msm, "_merge_big", lambda *a: (calls.append(a[2].index.size), real(*a))[1])
@@ -163,6 +164,7 @@ def test_big_buckets_cost_no_second_host_wait_per_chunk(be, rng, monkeypatch):
     # chunk's upload back (window 19 at 2^26 on the H200: 856 ms against 633 for window 20).
     monkeypatch.setattr(cuda_msm, "BIG_ENTRIES", 40)
     monkeypatch.setattr(be, "msm_chunks", 3)
+    monkeypatch.setattr(be, "msm_split", False)  # the plain Pippenger's waits (the split adds the ones' sum)
     waits = []
     real = be.rt.to_host
     monkeypatch.setattr(be.rt, "to_host", lambda a: (waits.append(1), real(a))[1])
@@ -290,6 +292,22 @@ def test_glv_split_on_the_device_equals_the_reference(be, rng):
 
 def test_msm_glv(be, rng):
     K.check_msm_glv(be, rng, 300)
+
+
+def test_scalar_classes_equal_the_cpu_twin(be, rng):
+    K.check_scalar_classes(be, rng, 500)
+
+
+def test_msm_split_g1(be, rng):
+    K.check_msm_split(be, rng, "g1", 300, windows=(None, 5))
+
+
+def test_msm_split_over_a_table_and_with_glv(be, rng):
+    K.check_msm_split(be, rng, "g1", 120, copies=(1, 3), glv=(False, True))
+
+
+def test_msm_split_g2(be, rng):
+    K.check_msm_split(be, rng, "g2", 40)
 
 
 def test_glv_plan_shares_the_sets_of_one_half():

@@ -170,3 +170,19 @@ def test_glv_split(be, rng):
 
 def test_msm_glv(be, rng):
     K.check_msm_glv(be, rng, 1 << 13, windows=(None, 7, 13))
+
+
+def test_scalar_classes(be, rng):
+    K.check_scalar_classes(be, rng, 1 << 16)
+
+
+def test_msm_split(be, rng):
+    K.check_msm_split(be, rng, "g1", 1 << 13, windows=(None, 7))
+
+
+def test_msm_split_over_a_table_and_with_glv(be, rng):
+    K.check_msm_split(be, rng, "g1", 1 << 12, copies=(1, 4), glv=(False, True))
+
+
+def test_msm_split_g2(be, rng):
+    K.check_msm_split(be, rng, "g2", 1 << 10)

@@ -28,7 +28,11 @@ def test_the_emulated_benchmark_runs_and_checks(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "results.json").read_text())
     assert all(c["ok"] for c in results["checks"].values()), results["checks"]
     kinds = {t["kind"] for t in results["timings"]}
-    assert {"ntt", "msm_g1", "msm_g1_precomputed", "msm_g1_glv", "msm_g1_glv_plain"} <= kinds
+    assert {"ntt", "msm_g1", "msm_g1_precomputed", "msm_g1_glv", "msm_g1_glv_plain", "msm_g1_split"} <= kinds
+    split = [t for t in results["timings"] if t["kind"] == "msm_g1_split"]
+    assert {t["mix"] for t in split} == {"witness", "30% full", "all full"}
+    assert all(t["same_as_plain"] for t in split)
+    assert any(k.endswith("witness vs discrete logs") for k in results["checks"])
     pre = [t for t in results["timings"] if t["kind"] == "msm_g1_precomputed"]
     assert all(t["same_as_plain"] and t["copies"] > 1 and t["extra_gib"] >= 0 for t in pre)
     glv = [t for t in results["timings"] if t["kind"] == "msm_g1_glv"]

@@ -76,7 +76,7 @@ def test_a_job_and_its_partitions_are_proved_in_order(engine):
     assert_proofs(r, CIRCUIT, seeded(CIRCUIT, 10, 3))
     names = {s.name for s in r.timeline.spans}
     for name in ("queue_wait", "srs_load", "synthesis", "witness", "matvec", "lock_wait", "device_lock",
-                 "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "finalize", "msm_b_g2", "epilogue", "verify"):  # fmt: skip
+                 "ntt_h", "msm_h", "upload_witness", "msm_l", "msm_a", "msm_b_g1", "finalize", "msm_b_g2", "epilogue", "verify"):  # fmt: skip
         assert name in names, name
     for s in spans(r, "device_lock") + spans(r, "finalize") + spans(r, "synthesis"):
         assert {"worker", "partition"} <= set(s.attrs)

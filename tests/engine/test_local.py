@@ -27,8 +27,8 @@ from cuzk.interop.zkey import write_zkey
 CIRCUIT = "winning-tiny"
 LOAD = ["topology", "load_params", "make_resident"]
 #: The prover's spans for a bellperson key; a zkey's C-section MSM is msm_c instead of msm_l.
-NATIVE = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2"]
-NATIVE += ["epilogue", "verify"]
+NATIVE = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "upload_witness", "msm_l", "msm_a", "msm_b_g1"]
+NATIVE += ["msm_b_g2", "epilogue", "verify"]
 ZKEY = ["msm_c" if s == "msm_l" else s for s in NATIVE]
 
 

@@ -31,7 +31,7 @@ from cuzk.groth16 import prover as prover_mod
 from cuzk.instrument import Timeline
 
 #: The span contract of a bellperson proof (synthesis holds witness and matvec).
-PHASES = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1"]
+PHASES = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "upload_witness", "msm_l", "msm_a", "msm_b_g1"]
 PHASES += ["msm_b_g2", "epilogue", "verify"]
 
 

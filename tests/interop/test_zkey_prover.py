@@ -23,7 +23,7 @@ from cuzk.interop.setup import odd_lagrange, setup_zkey
 from cuzk.interop.zkey import UnboundInputsWarning, read_zkey
 
 #: The span contract of a zkey proof: the C-section MSM is msm_c (msm_l is bellperson's L query).
-SPANS = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "msm_c", "msm_a", "msm_b_g1"]
+SPANS = ["synthesis", "witness", "matvec", "ntt_h", "msm_h", "upload_witness", "msm_c", "msm_a", "msm_b_g1"]
 SPANS += ["msm_b_g2", "epilogue", "verify"]
 
 

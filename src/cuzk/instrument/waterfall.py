@@ -51,6 +51,7 @@ PHASE_COLOURS: dict[str, str] = {
     "gpu": "#2ca02c",
     "ntt_h": "#98df8a",
     "msm_h": "#d62728",
+    "upload_witness": "#bcbd22",
     "msm_l": "#ff9896",
     "msm_c": "#ff9896",
     "msm_a": "#9467bd",

@@ -115,6 +115,16 @@ def pippenger(curve: Curve, bases_rows: np.ndarray, idx: np.ndarray, canon: np.n
     return combine_windows(curve, sums, c)
 
 
+def scalar_classes(scalars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ones, fulls): int64 indices of the Montgomery scalars equal to 1 and of those neither 0
+    nor 1, in order; compared in Montgomery form, so only the fulls are ever converted (the
+    twin of the CUDA backend's msm_classes pass)."""
+    s = np.asarray(scalars, dtype=np.uint64).reshape(-1, 4)
+    nonzero = s.any(axis=1)
+    one = (s == FR.one()).all(axis=1)
+    return np.flatnonzero(one), np.flatnonzero(nonzero & ~one)
+
+
 def msm(curve: Curve, bases_rows: np.ndarray, scalars: np.ndarray, window: int | None = None) -> np.ndarray:
     """sum scalars[i] * bases[i]; bases as (n, 2*width) rows, scalars Fr Montgomery (n, 4)."""
     n = scalars.shape[0]
@@ -122,18 +132,16 @@ def msm(curve: Curve, bases_rows: np.ndarray, scalars: np.ndarray, window: int |
         raise ValueError(f"{n} scalars but only {bases_rows.shape[0]} bases")
     if window is not None and not 1 <= window <= MAX_WINDOW:
         raise ValueError(f"MSM window must be between 1 and {MAX_WINDOW} bits, got {window}")
-    canon = FR.to_canonical(scalars)
-    nonzero = canon.any(axis=1)
-    ones = nonzero & (canon[:, 0] == 1) & ~canon[:, 1:].any(axis=1)
-    rest = np.flatnonzero(nonzero & ~ones)
+    ones, rest = scalar_classes(scalars)
     acc = curve.to_jacobian(curve.identity(1))[0]
-    if ones.any():
+    if ones.size:
         mask = np.zeros(bases_rows.shape[0], dtype=np.bool_)
-        mask[:n] = ones
+        mask[ones] = True
         acc = _masked_sum(curve, bases_rows, mask)
     if rest.size:
         c = window or default_window(rest.size)
-        part = pippenger(curve, bases_rows, rest.astype(np.int64), np.ascontiguousarray(canon[rest]), c)
+        canon = FR.to_canonical(np.ascontiguousarray(scalars[rest]))
+        part = pippenger(curve, bases_rows, rest, canon, c)
         acc = curve.add(acc[None], part[None])[0]
     return acc
 

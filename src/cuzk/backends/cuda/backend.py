@@ -9,7 +9,11 @@ handles. Configuration (constructor arguments, else environment):
   DeviceMemoryError before any work starts, naming what asked;
 - pinned_staging / CUZK_PINNED_STAGING=1: uploads go through two reused page-locked buffers
   (their one-off pinning time is reported by describe() as pin_seconds);
-- msm_chunks / CUZK_MSM_CHUNKS: scalar chunks overlapped with compute (default by size).
+- msm_chunks / CUZK_MSM_CHUNKS: scalar chunks overlapped with compute (default by size);
+- msm_split (on): an MSM over device scalars first classes them as 0, 1 or full; the ones are
+  summed directly (no digits), the zeros skipped, and only the full scalars go through a tail
+  Pippenger over an index map into the resident bases. Host scalars keep the chunked upload
+  pipeline (classing them would need the whole vector on the device before any work).
 
 Importing this module does not import CuPy; constructing a CudaBackend does.
 """
@@ -76,6 +80,7 @@ class CudaBackend(Backend):
         pinned_staging: bool | None = None,
         msm_chunks: int | None = None,
         msm_glv: bool = False,
+        msm_split: bool = True,
         runtime: Runtime | None = None,
     ) -> None:
         self.device = device
@@ -90,6 +95,8 @@ class CudaBackend(Backend):
         #: G1 MSMs split each scalar by the GLV endomorphism (msm.glv_table: the bases' table
         #: gains its phi image, built at the first such MSM and counted in extra_bytes)
         self.msm_glv = msm_glv
+        #: MSMs over device scalars split off their zeros and ones first (module docstring)
+        self.msm_split = msm_split
         self._ntt = CudaNtt(runtime)
         self._spmv = SpmvCache(runtime)
         self._fixed: dict[tuple, _msm.FixedBaseTable] = {}
@@ -283,8 +290,20 @@ class CudaBackend(Backend):
         if n == 0:
             return curve.to_jacobian(curve.identity(1))[0]
         host = isinstance(scalars, np.ndarray)
-        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=host)
         assert isinstance(bases, CudaBases)
+        with self.rt.guard(f"msm({bases.group}, n={n})"):
+            scalars = np.ascontiguousarray(scalars) if host else self.xp.ascontiguousarray(scalars)
+            if self.msm_split and (not host or self.xp is np):  # the emulator's arrays are numpy
+                return self._msm_split(bases, rows, scalars, start, window)
+            rows, plan = self._plan(bases, rows, n, start, window, host)
+            return _msm.pippenger(self.rt, curve, rows, scalars, plan)
+
+    def _plan(
+        self, bases: CudaBases, rows: Any, n: int, start: int, window: int | None, host: bool
+    ) -> tuple[Any, _msm.MsmPlan]:
+        """The rows (plain, precomputed table or GLV table, from `start` on) and the plan of an
+        n-scalar MSM over these bases."""
+        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=host)
         if self.msm_glv and bases.group == "g1":
             table = self._glv_table(bases)
             c = bases.window if bases.copies > 1 else window
@@ -297,9 +316,31 @@ class CudaBackend(Backend):
             # the table's window suits its full n; a much smaller MSM over it may do better plain
             if window is not None or _msm.plan_cost(shared, host) <= _msm.plan_cost(plan, host):
                 plan, rows = shared, bases.table[start:]
-        with self.rt.guard(f"msm({bases.group}, n={n})"):
-            scalars = np.ascontiguousarray(scalars) if host else self.xp.ascontiguousarray(scalars)
+        return rows, plan
+
+    def _msm_split(self, bases: CudaBases, rows: Any, scalars: Any, start: int, window: int | None) -> Any:
+        """The 0/1 split of an MSM over device scalars: zeros skipped, ones summed (masked_sum),
+        the full scalars in a tail Pippenger over an index map; all full: the plain MSM (the
+        classing pass is then its only extra, ~1 ms at 2^27)."""
+        curve = _curve(bases.group)
+        n = int(scalars.shape[0])
+        ones, fulls = _msm.scalar_classes(self.rt, scalars)
+        m = int(fulls.shape[0])
+        if m == n:
+            del ones, fulls
+            rows, plan = self._plan(bases, rows, n, start, window, False)
             return _msm.pippenger(self.rt, curve, rows, scalars, plan)
+        acc = curve.to_jacobian(curve.identity(1))[0]
+        if ones.shape[0]:
+            acc = _msm.masked_sum(self.rt, curve, rows, ones)
+        del ones
+        if m:
+            tail, plan = self._plan(bases, rows, m, start, window, False)
+            self.rt.reserve(m * (32 + 4), f"the {m} full scalars of a split MSM and their index map")
+            index = fulls.astype(np.uint32)
+            part = _msm.pippenger(self.rt, curve, tail, scalars[fulls], plan, index=index)
+            acc = curve.add(acc[None], part[None])[0]
+        return acc
 
     def _glv_table(self, bases: CudaBases) -> Any:
         """The bases' (or their precomputed table's) rows followed by their phi images, built

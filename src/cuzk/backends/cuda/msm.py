@@ -326,8 +326,29 @@ def _merge_big(rt: Runtime, curve: Curve, big: BigBuckets, partials: Any, bucket
     )
 
 
-def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan) -> np.ndarray:
-    """sum scalars[i] bases[i] as a host Jacobian point (jac_shape); scalars host or device."""
+def scalar_classes(rt: Runtime, scalars: Any) -> tuple[Any, Any]:
+    """(ones, fulls): device int64 indices of the (n, 4) Montgomery device scalars equal to 1 and
+    of those neither 0 nor 1, in order (the CPU twin: cuzk.backends.cpu.msm.scalar_classes).
+
+    One classing pass (`msm_classes`), then a prefix count per class (flatnonzero): a PoRep
+    witness is mostly bits, and a 0 or a 1 needs no Pippenger digits at all."""
+    xp = rt.xp
+    n = int(scalars.shape[0])
+    rt.reserve(n * 9, f"the classes of {n} scalars")
+    cls = xp.empty(n, dtype=np.uint8)
+    if n:
+        rt.launch("fr", "msm_classes", n, (np.uint64(n), scalars, cls))
+    return xp.flatnonzero(cls == 1), xp.flatnonzero(cls == 2)
+
+
+def pippenger(
+    rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan, index: Any = None
+) -> np.ndarray:
+    """sum scalars[i] bases[i] as a host Jacobian point (jac_shape); scalars host or device.
+
+    With `index` (device uint32, one per scalar): sum scalars[i] bases[index[i]], the tail of a
+    split MSM; the scatter reads the map, so the resident bases are not gathered (a gather of
+    the 40M full scalars' bases at 2^27 would copy ~4 GB and hold it)."""
     xp = rt.xp
     module, sfx = _group_module(curve)
     words = xyzz_words(curve)
@@ -377,22 +398,21 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
         # on to upload the next chunk while this one is scattered and accumulated
         big = _big_buckets(rt, counts, offsets)
         cursor[...] = offsets[:-1]
-        rt.launch(
-            "fr",
-            "msm_scatter",
-            m,
-            (
-                np.uint64(m),
-                canon,
-                cursor,
-                entries,
-                np.int32(plan.c),
-                np.int32(W),
-                np.int32(plan.copies),
-                np.int32(plan.halves),
-                np.uint32(plan.stride),
-            ),
+        scatter = (
+            np.uint64(m),
+            canon,
+            cursor,
+            entries,
+            np.int32(plan.c),
+            np.int32(W),
+            np.int32(plan.copies),
+            np.int32(plan.halves),
+            np.uint32(plan.stride),
         )
+        if index is None:
+            rt.launch("fr", "msm_scatter", m, scatter)
+        else:
+            rt.launch("fr", "msm_scatter_mapped", m, (*scatter, index[lo:hi]))
         threads = -(-m * W * plan.halves // ACCUMULATE_L)
         rt.launch(
             module,
@@ -403,7 +423,7 @@ def pippenger(rt: Runtime, curve: Curve, bases: Any, scalars: Any, plan: MsmPlan
                 np.uint32(ACCUMULATE_L),
                 offsets[total_b:],
                 entries,
-                bases[lo:],
+                bases if index is not None else bases[lo:],
                 partials,
             ),
             block=128,

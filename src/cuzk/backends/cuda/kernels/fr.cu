@@ -54,7 +54,19 @@ CUZK_KERNEL(msm_digits)(uint64_t n, const uint32_t* scalars, uint32_t* canon, ui
 
 CUZK_KERNEL(msm_scatter)(uint64_t n, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
                          int windows, int copies, int halves, uint32_t stride) {
-    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, entries, c, windows, copies, halves, stride);
+    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, entries, c, windows, copies, halves, stride, nullptr);
+}
+
+// The tail of a split MSM: scalar i's point is base map[i] (an index map, no gather of bases).
+CUZK_KERNEL(msm_scatter_mapped)(uint64_t n, const uint32_t* canon, uint32_t* cursor, uint64_t* entries,
+                                int c, int windows, int copies, int halves, uint32_t stride,
+                                const uint32_t* map) {
+    CUZK_FOR_TID(n) cuzk::msm_scatter(tid, canon, cursor, entries, c, windows, copies, halves, stride, map);
+}
+
+// cls[i] = 0 / 1 / 2 for zero / one / any other scalar (cuzk::scalar_class).
+CUZK_KERNEL(msm_classes)(uint64_t n, const uint32_t* scalars, uint8_t* cls) {
+    CUZK_FOR_TID(n) cls[tid] = cuzk::scalar_class(tid, scalars);
 }
 
 CUZK_KERNEL(spmv_csr)(uint64_t rows, const int64_t* indptr, const int32_t* indices,

@@ -129,20 +129,29 @@ CUZK_HD void msm_digits(uint64_t i, const uint32_t* scalars, uint32_t* canon, ui
     }
 }
 
+// Class of Montgomery scalar i for the split MSM: 0 (zero: no work), 1 (one, R mod r: a plain
+// sum of its base), 2 (any other value: the tail Pippenger). A PoRep witness is mostly bits.
+CUZK_HD uint8_t scalar_class(uint64_t i, const uint32_t* scalars) {
+    const fr_t s = load_elem<fr_t>(scalars, i);
+    return s.is_zero() ? 0 : (s == fr_t::one() ? 1 : 2);
+}
+
 // An entry: bucket g in the low word, (point index << 1 | sign) in the high word, written with
 // one 8-byte store (two 4-byte stores into two arrays touched two random sectors per entry).
 CUZK_HD uint64_t msm_entry(uint32_t g, uint32_t val) { return ((uint64_t)val << 32) | g; }
 
 // Place scalar i's (bucket, point) entries; cursor starts as a copy of the offsets. The point
-// is the row of half h's window w's base copy, (h copies + w % copies) stride + i (the host
-// keeps it below 2^31).
+// is the row of half h's window w's base copy, (h copies + w % copies) stride + p (the host
+// keeps it below 2^31), where p = i, or map[i] for the tail of a split MSM (scalar i of the
+// gathered full scalars belongs to base map[i]: the bases are read in place, not gathered).
 CUZK_HD void msm_scatter(uint64_t i, const uint32_t* canon, uint32_t* cursor, uint64_t* entries, int c,
-                         int windows, int copies, int halves, uint32_t stride) {
+                         int windows, int copies, int halves, uint32_t stride, const uint32_t* map) {
     fr_t s = load_elem<fr_t>(canon, i);
     const uint32_t B = 1u << (c - 1);
     const int nwords = 8 / halves;
+    const uint32_t p = map ? map[i] : (uint32_t)i;
     for (int h = 0; h < halves; h++) {
-        const uint32_t first = (uint32_t)h * (uint32_t)copies * stride + (uint32_t)i;
+        const uint32_t first = (uint32_t)h * (uint32_t)copies * stride + p;
         uint32_t carry = 0, set = 0, row = first;
         for (int w = 0, j = 0; w < windows; w++) {
             int32_t d = signed_digit(s.v + h * nwords, nwords, c, w, windows, carry);
