@@ -574,11 +574,12 @@ def mixed_device(be: Any, n: int, zeros: float, ones: float, seed: int) -> Any:
 
 
 def time_split(be: Any, timer: Timer, bases: Any, logs: Any, log_sizes: list[int]) -> None:
-    """G1 MSMs over device scalars (the prover's case) with the 0/1 split (msm_split, the
-    default) beside the plain MSM of the same scalars (msm_split off), per mix of SPLIT_MIXES;
+    """G1 MSMs over device scalars (the prover's case) with the 0/1 split (msm_split, off
+    by default until these rows are measured) beside the plain MSM of the same scalars (msm_split off), per mix of SPLIT_MIXES;
     every split result equal to the plain one, and the witness mix's to its discrete logs."""
     from cuzk.backends.cuda import msm as M
 
+    was = be.msm_split
     for log_n in log_sizes:
         n = 1 << log_n
         reps = 3 if log_n >= 24 else 5
@@ -617,7 +618,7 @@ def time_split(be: Any, timer: Timer, bases: Any, logs: Any, log_sizes: list[int
                 RESULTS["checks"][key] = {"ok": False, "detail": repr(exc)[-2000:]}
                 log(f"{key}: {exc}")
             finally:
-                be.msm_split = True
+                be.msm_split = was
     n = 1 << max(log_sizes)
     host = np.ones((n, 4), dtype=np.uint64)  # pages touched: a witness-sized pageable array
     t = timer(partial(be.to_device, host), reps=3)

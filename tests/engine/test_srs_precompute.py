@@ -67,7 +67,7 @@ def test_the_reservation_is_what_the_copies_take_and_proofs_verify(
         lambda rt, c, r, s, plan, index=None: (copies.append(plan.copies), real(rt, c, r, s, plan, index))[1],
     )
 
-    emu = CudaBackend(runtime=EmulatorRuntime())
+    emu = CudaBackend(runtime=EmulatorRuntime(), msm_split=True)
     topo = work.topology(CIRCUIT)
     srs = make_resident(params, topo, emu, g2_backend=CpuBackend(), precompute=2)
     queries = (srs.h, srs.l, srs.a, srs.b_g1)
@@ -87,7 +87,6 @@ def test_the_reservation_is_what_the_copies_take_and_proofs_verify(
     res = prove(srs, [circuit.witness(inst)])
     assert verify(srs.vk, res.public_inputs[0], res.proofs[0])
     assert copies.count(2) == 4  # unsplit: h, l, a and b_g1 over their tables
-    emu.msm_split = True
     assert not verify(srs.vk, public, Proof(a=proof.a, b=proof.b, c=G1.neg(proof.c)))
     with pytest.raises(UnsatisfiedError):  # a witness that breaks a constraint: no proof comes back
         prove(srs, [circuit.witness(circuit.corrupt(inst))])
