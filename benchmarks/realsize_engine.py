@@ -35,7 +35,7 @@ from typing import Any
 
 T0 = time.perf_counter()
 RESULTS: dict[str, Any] = {}
-PHASES = ("matvec", "ntt_h", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "epilogue")
+PHASES = ("matvec", "ntt_h", "upload_witness", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "epilogue")
 
 
 def now() -> float:
