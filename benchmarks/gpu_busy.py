@@ -32,6 +32,7 @@ PHASES = (
     "device_lock",
     "device_busy",
     "gpu_prepare",
+    "upload_witness",
     "ntt_h",
     "msm_h",
     "msm_l",
