@@ -42,7 +42,10 @@ def profile(lists: Sequence[str]) -> list[dict[str, Any]]:
         llvm = event.RecordingListener()
         compiles = event.RecordingListener()
         t0 = time.perf_counter()
-        with event.install_listener("numba:llvm_lock", llvm), event.install_listener("numba:compile", compiles):
+        with (
+            event.install_listener("numba:llvm_lock", llvm),
+            event.install_listener("numba:compile", compiles),
+        ):
             compile_entries([entry])
         wall = time.perf_counter() - t0
         rows.append(
@@ -53,7 +56,9 @@ def profile(lists: Sequence[str]) -> list[dict[str, Any]]:
                 "functions": sum(1 for _, ev in compiles.buffer if ev.is_start),
             }
         )
-    rows.append({"total_s": sum(r.get("wall_s", 0.0) for r in rows), "since_s": time.perf_counter() - import_t0})
+    rows.append(
+        {"total_s": sum(r.get("wall_s", 0.0) for r in rows), "since_s": time.perf_counter() - import_t0}
+    )
     return rows
 
 
@@ -74,7 +79,9 @@ def _held(buffer: list[tuple[float, Any]]) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("lists", nargs="+", help="kernel lists of _kernel_manifest.KERNELS (setup, prove, verify)")
+    ap.add_argument(
+        "lists", nargs="+", help="kernel lists of _kernel_manifest.KERNELS (setup, prove, verify)"
+    )
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args(argv)
     rows = profile(args.lists)

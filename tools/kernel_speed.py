@@ -49,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         pts = curve.random(count, rng)
         bases = be.load_bases(pts, "g1" if curve is G1 else "g2")
         scalars = FR.random(count, rng)
-        cases.append((f"msm {curve.name} 2^{count.bit_length() - 1}", lambda b=bases, s=scalars: be.msm(b, s)))
+        cases.append(
+            (f"msm {curve.name} 2^{count.bit_length() - 1}", lambda b=bases, s=scalars: be.msm(b, s))
+        )
     coeffs = FR.random(n, rng)
     omega = root_of_unity(args.log)
     cases.append((f"ntt 2^{args.log}", lambda: be.ntt(coeffs, omega)))

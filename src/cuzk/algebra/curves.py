@@ -8,13 +8,15 @@ Coordinates are in Montgomery form (see cuzk.algebra.fields).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
 
 from cuzk.algebra import _curve_kernels as K
 from cuzk.algebra import constants as C
-from cuzk.algebra._parallel import threads_for
+from cuzk.algebra._parallel import SERIAL_WORK, run_all, run_ranges
+from cuzk.algebra._parallel import chunks as chunk_ranges
 from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field
 
 _CHUNK = 4096  # rows per Montgomery-trick run: one inversion amortized over many
@@ -95,16 +97,18 @@ class Curve:
         """Per point: on the curve (the encoded infinity counts as on it)."""
         rows = self._aff(a)
         out = np.empty(rows.shape[0], dtype=np.bool_)
-        with threads_for(rows.shape[0] * 4 * self.field.mul_cost):
-            K.k_on_curve(self.tag, rows, out)
+        run_ranges(
+            K.k_on_curve, (self.tag, rows, out), rows.shape[0], rows.shape[0] * 4 * self.field.mul_cost
+        )
         return out
 
     def in_subgroup(self, a: np.ndarray) -> np.ndarray:
         """Per point (assumed on the curve): in the order-r subgroup (Scott's endomorphism tests)."""
         rows = self._aff(a)
         out = np.empty(rows.shape[0], dtype=np.bool_)
-        with threads_for(rows.shape[0] * 1500 * self.field.mul_cost):
-            K.k_in_subgroup(self.tag, rows, out)
+        run_ranges(
+            K.k_in_subgroup, (self.tag, rows, out), rows.shape[0], rows.shape[0] * 1500 * self.field.mul_cost
+        )
         return out
 
     def is_identity(self, a: np.ndarray) -> np.ndarray:
@@ -115,16 +119,25 @@ class Curve:
     def to_jacobian(self, a: np.ndarray) -> np.ndarray:
         rows = self._aff(a)
         out = self._new_jac(rows.shape[0])
-        with threads_for(rows.shape[0] * 1 * self.field.mul_cost):
-            K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], self._jac_w))
+        run_ranges(
+            K.k_affine_to_jac,
+            (self.tag, rows, out.reshape(rows.shape[0], self._jac_w)),
+            rows.shape[0],
+            rows.shape[0] * 1 * self.field.mul_cost,
+        )
         return out
 
     def to_affine(self, a: np.ndarray) -> np.ndarray:
         """Batched: one field inversion per chunk of points."""
         rows = self._jac(a)
         out = self._new_aff(rows.shape[0])
-        with threads_for(rows.shape[0] * 6 * self.field.mul_cost):
-            K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], self._aff_w), _chunks(rows.shape[0]))
+        run_ranges(
+            K.k_jac_to_affine,
+            (self.tag, rows, out.reshape(rows.shape[0], self._aff_w)),
+            rows.shape[0],
+            rows.shape[0] * 6 * self.field.mul_cost,
+            parts=_chunks(rows.shape[0]),
+        )
         return out
 
     # --- group law ------------------------------------------------------------------------
@@ -132,16 +145,24 @@ class Curve:
         """Jacobian + Jacobian."""
         ra, rb = self._jac(a), self._jac(b)
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 16 * self.field.mul_cost):
-            K.k_jac_add(self.tag, ra, rb, out.reshape(ra.shape))
+        run_ranges(
+            K.k_jac_add,
+            (self.tag, ra, rb, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 16 * self.field.mul_cost,
+        )
         return out
 
     def add_mixed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Jacobian + affine."""
         ra, rb = self._jac(a), self._aff(b)
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 11 * self.field.mul_cost):
-            K.k_jac_madd(self.tag, ra, rb, out.reshape(ra.shape))
+        run_ranges(
+            K.k_jac_madd,
+            (self.tag, ra, rb, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 11 * self.field.mul_cost,
+        )
         return out
 
     def add_affine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -150,23 +171,36 @@ class Curve:
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
         out = self._new_aff(ra.shape[0])
-        with threads_for(ra.shape[0] * 8 * self.field.mul_cost):
-            K.k_affine_add(self.tag, ra, rb, out.reshape(ra.shape), _chunks(ra.shape[0]))
+        run_ranges(
+            K.k_affine_add,
+            (self.tag, ra, rb, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 8 * self.field.mul_cost,
+            parts=_chunks(ra.shape[0]),
+        )
         return out
 
     def double(self, a: np.ndarray) -> np.ndarray:
         ra = self._jac(a)
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 7 * self.field.mul_cost):
-            K.k_jac_dbl(self.tag, ra, out.reshape(ra.shape))
+        run_ranges(
+            K.k_jac_dbl,
+            (self.tag, ra, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 7 * self.field.mul_cost,
+        )
         return out
 
     def neg(self, a: np.ndarray) -> np.ndarray:
         """Affine negation."""
         ra = self._aff(a)
         out = self._new_aff(ra.shape[0])
-        with threads_for(ra.shape[0] * 1 * self.field.mul_cost):
-            K.k_affine_neg(self.tag, ra, out.reshape(ra.shape))
+        run_ranges(
+            K.k_affine_neg,
+            (self.tag, ra, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 1 * self.field.mul_cost,
+        )
         return out
 
     def scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
@@ -176,8 +210,12 @@ class Curve:
         if canon.shape[0] != ra.shape[0]:
             raise ValueError(f"length mismatch: {ra.shape[0]} points, {canon.shape[0]} scalars")
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 3500 * self.field.mul_cost):
-            K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w))
+        run_ranges(
+            K.k_scalar_mul,
+            (self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w)),
+            ra.shape[0],
+            ra.shape[0] * 3500 * self.field.mul_cost,
+        )
         return out
 
     def sum(self, a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -186,11 +224,23 @@ class Curve:
         m = np.ones(ra.shape[0], dtype=np.bool_) if mask is None else np.asarray(mask, dtype=np.bool_)
         if m.shape != (ra.shape[0],):
             raise ValueError("mask must have one entry per point")
-        chunks = max(1, min(64, ra.shape[0] // 2048))
-        partial = self._new_jac(chunks)
-        with threads_for(ra.shape[0] * 10 * self.field.mul_cost):
-            K.k_masked_sum(self.tag, ra, m, partial.reshape(chunks, -1))
+        partial = self.masked_partial_sums(ra, m, max(1, min(64, ra.shape[0] // 2048)))
         return self.sum_jacobian(partial)
+
+    def masked_partial_sums(self, rows: np.ndarray, mask: np.ndarray, chunks: int) -> np.ndarray:
+        """Jacobian sums of the masked affine `rows` over at most `chunks` contiguous chunks
+        (one per row of the result), the chunks spread over the kernel threads."""
+        ranges = chunk_ranges(rows.shape[0], chunks) or [(0, 0)]
+        partial = self._new_jac(len(ranges))
+        flat = partial.reshape(len(ranges), -1)
+        run_all(
+            [
+                functools.partial(K.k_masked_sum, self.tag, rows, mask, flat, c, lo, hi)
+                for c, (lo, hi) in enumerate(ranges)
+            ],
+            parallel=int(mask.sum()) * 10 * self.field.mul_cost >= SERIAL_WORK,
+        )
+        return partial
 
     def sum_jacobian(self, a: np.ndarray) -> np.ndarray:
         """Sum of a few Jacobian points (pairwise tree), shape jac_shape."""

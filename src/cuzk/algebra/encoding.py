@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.extending import overload
 
 from cuzk.algebra import _curve_kernels as CK
@@ -50,6 +50,7 @@ from cuzk.algebra._jit_fields import (
     fq_is_lex_largest,
     fq_sqrt,
 )
+from cuzk.algebra._parallel import run_ranges
 from cuzk.algebra.curves import G1, G2, Curve
 from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field, _below, int_to_limbs
 from cuzk.errors import (
@@ -153,7 +154,7 @@ def _fq_from_canonical(canon: np.ndarray) -> np.ndarray:
     """(..., 6) canonical limbs (already checked or meant to be reduced) -> Montgomery, same shape."""
     rows = np.ascontiguousarray(canon).reshape(-1, C.FQ_LIMBS)
     out = np.empty_like(rows)
-    FK.k_from_canon(FQ_TAG, rows, out)
+    run_ranges(FK.k_from_canon, (FQ_TAG, rows, out), rows.shape[0], rows.shape[0] * 2)
     return out.reshape(canon.shape)
 
 
@@ -197,7 +198,12 @@ def decode_field(field: Field, data: BytesLike, *, reduce: bool = False) -> np.n
     # Montgomery multiplication by R^2 maps any value below 2^(64 limbs) to a reduced result,
     # so this one kernel both converts and (with reduce) reduces.
     out = field.empty(n)
-    FK.k_from_canon(field.tag, flat.reshape(n, field.width), out.reshape(n, field.width))
+    run_ranges(
+        FK.k_from_canon,
+        (field.tag, flat.reshape(n, field.width), out.reshape(n, field.width)),
+        n,
+        n * field.mul_cost,
+    )
     return out
 
 
@@ -262,14 +268,14 @@ def _ol_lex_largest(F, a):
     return None
 
 
-@njit(parallel=True, cache=True)
-def k_decompress(F, xs, largest, active, out, ok):
+@njit(nogil=True, cache=True)
+def k_decompress(F, xs, largest, active, out, ok, lo, hi):
     """For active rows: y = the root of x^3 + b whose lex-largest flag matches `largest`.
 
     xs are Montgomery x coordinates (n, width); out gets affine rows (n, 2*width),
-    zero for inactive rows and for x with no root; ok[i] says whether a root exists.
+    zero for inactive rows and for x with no root; ok[i] says whether a root exists. Rows [lo, hi).
     """
-    for i in prange(xs.shape[0]):
+    for i in range(lo, hi):
         ok[i] = False
         if not active[i]:
             store_affine(F, out, i, f_zero(F), f_zero(F))
@@ -365,12 +371,14 @@ def decode_points(
     if compressed:
         aff = np.empty((n, 2 * width), dtype=LIMB)
         found = np.empty(n, dtype=np.bool_)
-        k_decompress(curve.tag, mont, s_flag, active, aff, found)
+        run_ranges(
+            k_decompress, (curve.tag, mont, s_flag, active, aff, found), n, n * 400 * curve.field.mul_cost
+        )
         off_curve = active & ~found
     else:
         aff = mont
         on = np.empty(n, dtype=np.bool_)
-        CK.k_on_curve(curve.tag, aff, on)
+        run_ranges(CK.k_on_curve, (curve.tag, aff, on), n, n * 4 * curve.field.mul_cost)
         off_curve = active & (~on | body_zero)  # (0, 0) without the infinity flag is not a point
 
     code = np.zeros(n, dtype=np.int8)
@@ -383,7 +391,10 @@ def decode_points(
 
     if check_subgroup and first > 0:
         inside = np.empty(first, dtype=np.bool_)
-        CK.k_in_subgroup(curve.tag, aff[:first], inside)  # rows before `first` are valid or infinity
+        # rows before `first` are valid or infinity
+        run_ranges(
+            CK.k_in_subgroup, (curve.tag, aff[:first], inside), first, first * 1500 * curve.field.mul_cost
+        )
         if not inside.all():
             i = int(np.flatnonzero(~inside)[0])
             raise NotInSubgroupError(

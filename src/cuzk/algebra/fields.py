@@ -17,7 +17,7 @@ import numpy as np
 from cuzk.algebra import _field_kernels as K
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import FQ2_TAG, FQ_TAG, FR_TAG, FieldTag
-from cuzk.algebra._parallel import threads_for
+from cuzk.algebra._parallel import run_ranges
 from cuzk.errors import NonCanonicalError
 
 LIMB = np.uint64
@@ -67,7 +67,7 @@ class Field:
         self.degree = 1 if len(elem_shape) == 1 else elem_shape[0]
         self.base_limbs = elem_shape[-1]
         self.nbytes = (modulus.bit_length() + 7) // 8  # of one prime-field coordinate
-        self.mul_cost = mul_cost  # one multiplication, in Fr multiplications (for threads_for)
+        self.mul_cost = mul_cost  # one multiplication, in Fr multiplications (work estimates)
 
     def __repr__(self) -> str:
         return f"Field({self.name})"
@@ -104,8 +104,12 @@ class Field:
         if bad >= 0:
             raise NonCanonicalError(f"{self.name} element {bad} is not below the modulus")
         out = self.empty(rows.shape[0])
-        with threads_for(rows.shape[0] * self.mul_cost):
-            K.k_from_canon(self.tag, rows, out.reshape(rows.shape))
+        run_ranges(
+            K.k_from_canon,
+            (self.tag, rows, out.reshape(rows.shape)),
+            rows.shape[0],
+            rows.shape[0] * self.mul_cost,
+        )
         return out
 
     def first_noncanonical(self, a: np.ndarray) -> int:
@@ -119,8 +123,12 @@ class Field:
     def to_canonical(self, a: np.ndarray) -> np.ndarray:
         rows = self._rows(a)
         out = self.empty(rows.shape[0])
-        with threads_for(rows.shape[0] * self.mul_cost):
-            K.k_to_canon(self.tag, rows, out.reshape(rows.shape))
+        run_ranges(
+            K.k_to_canon,
+            (self.tag, rows, out.reshape(rows.shape)),
+            rows.shape[0],
+            rows.shape[0] * self.mul_cost,
+        )
         return out
 
     def from_ints(self, values: Sequence, *, reduce: bool = False) -> np.ndarray:
@@ -150,15 +158,17 @@ class Field:
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
         out = self.empty(ra.shape[0])
-        with threads_for(ra.shape[0] * self.mul_cost):
-            kernel(self.tag, ra, rb, out.reshape(ra.shape))
+        run_ranges(
+            kernel, (self.tag, ra, rb, out.reshape(ra.shape)), ra.shape[0], ra.shape[0] * self.mul_cost
+        )
         return out
 
     def _unary(self, kernel: Callable[..., None], a: np.ndarray, *extra: np.ndarray) -> np.ndarray:
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
-        with threads_for(ra.shape[0] * self.mul_cost):
-            kernel(self.tag, ra, *extra, out.reshape(ra.shape))
+        run_ranges(
+            kernel, (self.tag, ra, *extra, out.reshape(ra.shape)), ra.shape[0], ra.shape[0] * self.mul_cost
+        )
         return out
 
     def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -190,9 +200,14 @@ class Field:
         """Batch inversion (Montgomery's trick); zero maps to zero, as in arkworks' batch_inverse."""
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
-        chunks = max(1, min(64, ra.shape[0] // 1024))
-        with threads_for(ra.shape[0] * 3 * self.mul_cost):
-            K.k_batch_inv(self.tag, ra, out.reshape(ra.shape), chunks)
+        chunks = max(1, min(64, ra.shape[0] // 1024))  # one inversion each
+        run_ranges(
+            K.k_batch_inv,
+            (self.tag, ra, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 3 * self.mul_cost,
+            parts=chunks,
+        )
         return out
 
     def powers(self, base: np.ndarray, n: int, start: np.ndarray | None = None) -> np.ndarray:
@@ -210,15 +225,18 @@ class Field:
             self.tag, self._rows(self.pow(b.reshape(1, *self.elem_shape), step)), self._rows(s[None]), starts
         )
         out = self.empty(n)
-        with threads_for(n * self.mul_cost):
-            K.k_powers_chunked(self.tag, starts, b, out.reshape(n, self.width), step)
+        run_ranges(
+            K.k_powers_chunked,
+            (self.tag, starts, b, out.reshape(n, self.width), step),
+            chunks,
+            n * self.mul_cost,
+        )
         return out
 
     def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ra, rb = self._rows(a), self._rows(b)
         out = np.empty(ra.shape[0], dtype=np.bool_)
-        with threads_for(ra.shape[0]):
-            K.k_eq_rows(self.tag, ra, rb, out)
+        run_ranges(K.k_eq_rows, (self.tag, ra, rb, out), ra.shape[0], ra.shape[0])
         return out
 
     def is_zero(self, a: np.ndarray) -> np.ndarray:
