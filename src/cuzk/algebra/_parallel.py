@@ -110,8 +110,8 @@ def run_all(tasks: Sequence[Callable[[], Any]], *, parallel: bool = True) -> Non
     """Run the tasks on the pool (the last one on this thread) and wait for all of them; in
     order on this thread when not `parallel`, when there is one, or when this thread may use one.
 
-    The first exception raised by a task is raised here, after every task has finished, so no
-    task still writes into the caller's arrays once this returns.
+    The exception of the first failed task in list order is raised here, after every task has
+    finished, so no task still writes into the caller's arrays once this returns.
     """
     if not parallel or len(tasks) <= 1 or threads() <= 1:
         for task in tasks:
@@ -119,15 +119,13 @@ def run_all(tasks: Sequence[Callable[[], Any]], *, parallel: bool = True) -> Non
         return
     pool = _executor(max_threads())
     futures: list[Future[Any]] = [pool.submit(task) for task in tasks[:-1]]
-    error: BaseException | None = None
+    last: BaseException | None = None
     try:
         tasks[-1]()
     except BaseException as exc:
-        error = exc
-    for f in futures:
-        failed = f.exception()
-        if error is None and failed is not None:
-            error = failed
+        last = exc
+    errors = [f.exception() for f in futures] + [last]  # waits for every chunk
+    error = next((e for e in errors if e is not None), None)
     if error is not None:
         raise error
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,13 +18,18 @@ from cuzk.algebra import _curve_kernels as K
 from cuzk.algebra import constants as C
 from cuzk.algebra._parallel import SERIAL_WORK, run_all, run_ranges
 from cuzk.algebra._parallel import chunks as chunk_ranges
-from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field
+from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, SMALL_ROWS, Field, ints_to_limbs, limbs_to_ints
 
 _CHUNK = 4096  # rows per Montgomery-trick run: one inversion amortized over many
 
 
 def _chunks(n: int) -> int:
     return max(1, min(256, (n + _CHUNK - 1) // _CHUNK))
+
+
+def _fq2_mul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    q = C.Q
+    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
 
 
 class Curve:
@@ -96,11 +102,21 @@ class Curve:
     def is_on_curve(self, a: np.ndarray) -> np.ndarray:
         """Per point: on the curve (the encoded infinity counts as on it)."""
         rows = self._aff(a)
+        if 2 * rows.shape[0] <= SMALL_ROWS:  # Python ints: no kernel to compile for a proof's points
+            return np.array([pt is None or self._on_curve_ints(pt) for pt in self.to_ints(a)], dtype=np.bool_)
         out = np.empty(rows.shape[0], dtype=np.bool_)
         run_ranges(
             K.k_on_curve, (self.tag, rows, out), rows.shape[0], rows.shape[0] * 4 * self.field.mul_cost
         )
         return out
+
+    def _on_curve_ints(self, pt: tuple) -> bool:
+        x, y = pt
+        q = self.field.modulus
+        if self.field.degree == 1:
+            return bool(y * y % q == (x * x * x + C.G1_B) % q)
+        x3 = _fq2_mul(_fq2_mul(x, x), x)
+        return _fq2_mul(y, y) == ((x3[0] + C.G2_B[0]) % q, (x3[1] + C.G2_B[1]) % q)
 
     def in_subgroup(self, a: np.ndarray) -> np.ndarray:
         """Per point (assumed on the curve): in the order-r subgroup (Scott's endomorphism tests)."""
@@ -119,6 +135,15 @@ class Curve:
     def to_jacobian(self, a: np.ndarray) -> np.ndarray:
         rows = self._aff(a)
         out = self._new_jac(rows.shape[0])
+        if 2 * rows.shape[0] <= SMALL_ROWS:  # (x, y, 1), infinity (1, 1, 0): as k_affine_to_jac
+            w, one = self.field.width, self.field.one().reshape(-1)
+            flat = out.reshape(rows.shape[0], self._jac_w)
+            flat[:, : 2 * w] = rows
+            flat[:, 2 * w :] = one
+            inf = ~rows.any(axis=1)
+            flat[inf, : 2 * w] = np.concatenate([one, one])
+            flat[inf, 2 * w :] = 0
+            return out
         run_ranges(
             K.k_affine_to_jac,
             (self.tag, rows, out.reshape(rows.shape[0], self._jac_w)),
@@ -194,6 +219,14 @@ class Curve:
     def neg(self, a: np.ndarray) -> np.ndarray:
         """Affine negation."""
         ra = self._aff(a)
+        if 2 * ra.shape[0] <= SMALL_ROWS:  # -y in Montgomery form is p - y (0 stays 0); infinity stays
+            q, half = self.field.modulus, self._aff_w // 2
+            out = ra.copy()
+            ys = limbs_to_ints(ra[:, half:].reshape(-1, self.field.base_limbs))
+            out[:, half:] = ints_to_limbs([(q - v) % q for v in ys], self.field.base_limbs).reshape(
+                ra.shape[0], half
+            )
+            return out.reshape(ra.shape[0], *self.affine_shape)
         out = self._new_aff(ra.shape[0])
         run_ranges(
             K.k_affine_neg,
@@ -206,6 +239,8 @@ class Curve:
     def scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         """[s_i] P_i for affine P_i and Fr scalars (Montgomery); Jacobian results."""
         ra = self._aff(a)
+        if 2 * ra.shape[0] <= SMALL_ROWS and ra.shape[0] == scalars.shape[0]:
+            return self._small_scalar_mul(a, scalars)
         canon = FR.to_canonical(scalars)
         if canon.shape[0] != ra.shape[0]:
             raise ValueError(f"length mismatch: {ra.shape[0]} points, {canon.shape[0]} scalars")
@@ -217,6 +252,30 @@ class Curve:
             ra.shape[0] * 3500 * self.field.mul_cost,
         )
         return out
+
+    def _small_scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        """A few points' products by py_arkworks: setting up a key multiplies single points,
+        and compiling the scalar-multiplication kernels for them cost a first run ~6 s."""
+        import py_arkworks_bls12381 as ark
+
+        cls: Any = ark.G2Point if self.field.degree == 2 else ark.G1Point
+        size = self.field.nbytes
+        results: list[tuple | None] = []
+        for pt, s in zip(self.to_ints(a), FR.to_ints(scalars), strict=True):
+            if pt is None or s == 0:
+                results.append(None)
+                continue
+            coords = [pt[0], pt[1]] if self.field.degree == 1 else [*pt[0], *pt[1]]
+            p = cls.from_xy_bytes_unchecked_be(b"".join(v.to_bytes(size, "big") for v in coords))
+            raw = (p * ark.Scalar.from_be_bytes(s.to_bytes(32, "big"))).to_xy_bytes_be()
+            vals = [int.from_bytes(raw[i : i + size], "big") for i in range(0, len(raw), size)]
+            if not any(vals):
+                results.append(None)
+            elif self.field.degree == 1:
+                results.append((vals[0], vals[1]))
+            else:
+                results.append(((vals[0], vals[1]), (vals[2], vals[3])))
+        return self.to_jacobian(self.from_ints(results, check=False))
 
     def sum(self, a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Sum of the affine points (those with mask set), as one Jacobian point (shape jac_shape)."""

@@ -53,6 +53,11 @@ def limbs_to_ints(limbs: np.ndarray) -> list[int]:
     return [int.from_bytes(raw[i : i + step], "little") for i in range(0, len(raw), step)]
 
 
+#: Conversions of this many elements or fewer run on Python ints: a key's few points or a proof's
+#: then compile no kernel on a first run (issue 29), and they take microseconds either way.
+SMALL_ROWS = 16
+
+
 class Field:
     """A field whose elements are fixed-width limb runs; all methods are batched."""
 
@@ -97,9 +102,25 @@ class Field:
         return out.reshape(self.elem_shape)
 
     # --- conversions ----------------------------------------------------------
+    def _small_map(self, rows: np.ndarray, fn: Callable[[int], int]) -> np.ndarray:
+        """fn over every prime-field coordinate of `rows`, with Python ints (SMALL_ROWS or fewer)."""
+        coords = limbs_to_ints(rows.reshape(-1, self.base_limbs))
+        return ints_to_limbs([fn(v) for v in coords], self.base_limbs).reshape(
+            rows.shape[0], *self.elem_shape
+        )
+
     def from_canonical(self, limbs: np.ndarray) -> np.ndarray:
         """Canonical limbs -> Montgomery form; rejects any coordinate >= the modulus."""
         rows = self._rows(np.asarray(limbs, dtype=LIMB))
+        if rows.shape[0] <= SMALL_ROWS:
+            coords = limbs_to_ints(rows.reshape(-1, self.base_limbs))
+            for i, v in enumerate(coords):
+                if v >= self.modulus:
+                    raise NonCanonicalError(
+                        f"{self.name} element {i // self.degree} is not below the modulus"
+                    )
+            r = (1 << (64 * self.base_limbs)) % self.modulus
+            return self._small_map(rows, lambda v: v * r % self.modulus)
         bad = K.k_first_noncanonical(self.tag, rows)  # serial: stops at the first bad row
         if bad >= 0:
             raise NonCanonicalError(f"{self.name} element {bad} is not below the modulus")
@@ -122,6 +143,9 @@ class Field:
 
     def to_canonical(self, a: np.ndarray) -> np.ndarray:
         rows = self._rows(a)
+        if rows.shape[0] <= SMALL_ROWS:
+            r_inv = pow(1 << (64 * self.base_limbs), -1, self.modulus)
+            return self._small_map(rows, lambda v: v * r_inv % self.modulus)
         out = self.empty(rows.shape[0])
         run_ranges(
             K.k_to_canon,
@@ -193,6 +217,10 @@ class Field:
     def pow(self, a: np.ndarray, exponent: int) -> np.ndarray:
         if exponent < 0:
             return self.pow(self.inv(a), -exponent)
+        if self.degree == 1 and self._rows(a).shape[0] <= SMALL_ROWS:
+            return self.from_canonical(
+                ints_to_limbs([pow(v, exponent, self.modulus) for v in self.to_ints(a)], self.base_limbs)
+            )
         nlimbs = max(1, (exponent.bit_length() + 63) // 64)
         return self._unary(K.k_pow, a, int_to_limbs(exponent, nlimbs))
 
