@@ -29,64 +29,14 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
-            "cuzk.algebra._field_kernels",
-            "k_first_noncanonical",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
             "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
-            "cuzk.algebra._field_kernels",
-            "k_first_noncanonical",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
             "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_pow",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
@@ -132,6 +82,11 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "cuzk.algebra._field_kernels",
             "k_add",
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+        ),
+        (
+            "cuzk.algebra._field_kernels",
+            "k_to_canon",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.backends.cpu.msm",
@@ -180,16 +135,7 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "k_on_curve",
             "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
         ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_neg",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
+        ("cuzk.gadgets.poseidon_params", "_grain_bits", "(Array(uint8, 1, 'C', False, aligned=True), int64)"),
         (
             "cuzk.algebra._field_kernels",
             "k_first_noncanonical",
@@ -200,7 +146,6 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "k_from_canon",
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
-        ("cuzk.gadgets.poseidon_params", "_grain_bits", "(Array(uint8, 1, 'C', False, aligned=True), int64)"),
         (
             "cuzk.gadgets.poseidon",
             "_k_permute_ser",
@@ -235,11 +180,6 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "cuzk.algebra._field_kernels",
             "k_mul",
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_pow",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
@@ -292,11 +232,6 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_to_jac",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
             "cuzk.algebra.pippenger",
             "_signed_digits",
             "(Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(int64, 2, 'C', False, aligned=True))",
@@ -323,11 +258,6 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ),
         (
             "cuzk.algebra._curve_kernels",
-            "k_affine_to_jac",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
             "k_masked_sum",
             "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
         ),
@@ -348,18 +278,8 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ),
         (
             "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
             "k_jac_madd",
             "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
@@ -369,11 +289,6 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_neg",
             "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
@@ -387,43 +302,7 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
     ),
-    "verify": (
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_neg",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_first_noncanonical",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
-        ),
-    ),
+    "verify": (),
 }
 
 #: seconds each entry took to compile when recorded (for the compile-ahead notice's estimate)
@@ -432,117 +311,67 @@ COMPILE_S: dict[tuple[str, str, str], float] = {
         "cuzk.algebra._field_kernels",
         "k_neg",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.17,
+    ): 0.19,
     (
         "cuzk.gadgets.poseidon_params",
         "_grain_bits",
         "(Array(uint8, 1, 'C', False, aligned=True), int64)",
-    ): 0.21,
+    ): 0.24,
     (
         "cuzk.algebra._field_kernels",
         "k_first_noncanonical",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True))",
-    ): 0.11,
-    (
-        "cuzk.algebra._field_kernels",
-        "k_from_canon",
-        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.15,
-    (
-        "cuzk.algebra._field_kernels",
-        "k_first_noncanonical",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True))",
-    ): 0.11,
-    (
-        "cuzk.algebra._field_kernels",
-        "k_from_canon",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.29,
-    (
-        "cuzk.algebra._curve_kernels",
-        "k_on_curve",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
-    ): 0.68,
-    (
-        "cuzk.algebra._field_kernels",
-        "k_to_canon",
-        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.15,
-    (
-        "cuzk.algebra._curve_kernels",
-        "k_scalar_mul",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 1.44,
-    (
-        "cuzk.algebra._curve_kernels",
-        "k_jac_to_affine",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.82,
-    (
-        "cuzk.algebra._field_kernels",
-        "k_first_noncanonical",
-        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True))",
     ): 0.12,
     (
         "cuzk.algebra._field_kernels",
         "k_from_canon",
-        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.29,
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.16,
     (
         "cuzk.algebra._curve_kernels",
-        "k_on_curve",
-        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
-    ): 1.17,
-    (
-        "cuzk.algebra._curve_kernels",
-        "k_scalar_mul",
-        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 2.60,
+        "k_jac_to_affine",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 1.07,
     (
         "cuzk.algebra._curve_kernels",
         "k_jac_to_affine",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 1.10,
-    (
-        "cuzk.algebra._field_kernels",
-        "k_pow",
-        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.28,
+    ): 1.49,
     (
         "cuzk.algebra._field_kernels",
         "k_powers",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-    ): 0.19,
+    ): 0.27,
     (
         "cuzk.algebra._field_kernels",
         "k_powers_chunked",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
-    ): 0.20,
+    ): 0.22,
     (
         "cuzk.backends.cpu.ntt",
         "_bit_reverse_copy",
         "(Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
-    ): 0.17,
+    ): 0.20,
     (
         "cuzk.backends.cpu.ntt",
         "_stages_in_blocks",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64)",
-    ): 0.45,
+    ): 0.49,
     (
         "cuzk.backends.cpu.ntt",
         "_stage",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64, int64)",
-    ): 0.13,
+    ): 0.15,
     (
         "cuzk.backends.cpu.ntt",
         "_scale_const",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.18,
+    ): 0.10,
     (
         "cuzk.backends.cpu.spmv",
         "_spmv",
         "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.25,
+    ): 0.35,
     (
         "cuzk.algebra._field_kernels",
         "k_scale",
@@ -554,40 +383,55 @@ COMPILE_S: dict[tuple[str, str, str], float] = {
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
     ): 0.08,
     (
+        "cuzk.algebra._field_kernels",
+        "k_to_canon",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.19,
+    (
         "cuzk.backends.cpu.msm",
         "_fill_table",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True))",
-    ): 1.55,
+    ): 2.31,
     (
         "cuzk.backends.cpu.msm",
         "_fixed_base",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.35,
+    ): 0.79,
     (
         "cuzk.backends.cpu.msm",
         "_fill_table",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True))",
-    ): 2.83,
+    ): 3.88,
     (
         "cuzk.backends.cpu.msm",
         "_fixed_base",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.65,
+    ): 1.32,
     (
         "cuzk.algebra._field_kernels",
         "k_to_canon",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.23,
+    ): 0.32,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_from_canon",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.32,
     (
         "cuzk.algebra._curve_kernels",
-        "k_affine_neg",
-        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.29,
+        "k_on_curve",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
+    ): 0.88,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_on_curve",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
+    ): 1.23,
     (
         "cuzk.gadgets.poseidon",
         "_k_permute_ser",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), bool)",
-    ): 0.81,
+    ): 0.84,
     (
         "cuzk.gadgets._fr",
         "_k_to_canon",
@@ -602,7 +446,7 @@ COMPILE_S: dict[tuple[str, str, str], float] = {
         "cuzk.gadgets._fr",
         "_k_sub",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-    ): 0.18,
+    ): 0.10,
     (
         "cuzk.gadgets._fr",
         "_k_add",
@@ -617,85 +461,70 @@ COMPILE_S: dict[tuple[str, str, str], float] = {
         "cuzk.algebra._field_kernels",
         "k_mul",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.10,
+    ): 0.21,
     (
         "cuzk.backends.cpu.ntt",
         "_scale_by",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.09,
+    ): 0.10,
     (
         "cuzk.algebra._field_kernels",
         "k_sub",
         "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
     ): 0.08,
     (
-        "cuzk.algebra._curve_kernels",
-        "k_affine_to_jac",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.23,
-    (
         "cuzk.algebra.pippenger",
         "_signed_digits",
         "(Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(int64, 2, 'C', False, aligned=True))",
-    ): 0.13,
+    ): 0.24,
     (
         "cuzk.backends.cpu.msm",
         "_window_sums",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 2.31,
+    ): 2.65,
     (
         "cuzk.algebra.pippenger",
         "_horner",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True))",
-    ): 1.25,
+    ): 1.47,
     (
         "cuzk.algebra._curve_kernels",
         "k_jac_add",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.75,
+    ): 0.72,
     (
         "cuzk.algebra._curve_kernels",
         "k_masked_sum",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
-    ): 0.26,
-    (
-        "cuzk.algebra._curve_kernels",
-        "k_affine_to_jac",
-        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
     ): 0.28,
     (
         "cuzk.algebra._curve_kernels",
         "k_masked_sum",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
-    ): 1.61,
+    ): 2.00,
     (
         "cuzk.backends.cpu.msm",
         "_window_sums",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 2.16,
+    ): 2.34,
     (
         "cuzk.algebra.pippenger",
         "_horner",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True))",
-    ): 2.43,
+    ): 2.55,
     (
         "cuzk.algebra._curve_kernels",
         "k_jac_add",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 1.25,
+    ): 1.28,
     (
         "cuzk.algebra._curve_kernels",
         "k_jac_madd",
         "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.28,
+    ): 0.76,
     (
         "cuzk.algebra._curve_kernels",
         "k_jac_madd",
         "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.53,
-    (
-        "cuzk.algebra._curve_kernels",
-        "k_affine_neg",
-        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-    ): 0.09,
+    ): 1.18,
 }

@@ -151,8 +151,22 @@ class Precompiled:
     processes: int
 
 
+_last: Precompiled | None = None
+
+
+def last() -> Precompiled | None:
+    """What the latest `precompile` of this process did (None: none ran), for a command's report."""
+    return _last
+
+
 def precompile(lists: Sequence[str], say: Callable[[str], None] | None = None) -> Precompiled:
     """Compile the kernels of the named lists not cached yet, on this process and one helper."""
+    global _last
+    _last = done = _precompile(lists, say)
+    return done
+
+
+def _precompile(lists: Sequence[str], say: Callable[[str], None] | None) -> Precompiled:
     from cuzk.algebra._kernel_manifest import KERNELS
 
     wanted = list(dict.fromkeys(e for name in lists for e in KERNELS.get(name, ())))
