@@ -7,11 +7,15 @@ numba's on-disk cache (`__pycache__` beside the sources): a kernel compiled and 
 process is loaded, not compiled, by the next.
 
 `KERNELS` (cuzk/algebra/_kernel_manifest.py) lists, per command, the outermost kernels and
-signatures a cold run of that command compiled (recorded with `python tools/record_kernels.py
-record`). Before such a command runs, `precompile(command)` splits the list not yet cached in two
-(the Fq2 kernels and the rest, so the two sides share few callees), starts one helper process on
-one half, compiles the other half here, and waits for the helper. A warm cache costs one index
-read per kernel; a kernel missing from the list still compiles on first use, as before.
+signatures a cold run of that command compiled, and `COMPILE_S` the seconds each took (written
+by `python tools/record_kernels.py write`). Before such a command runs, `precompile(command)`
+splits the list not yet cached in two (the Fq2 kernels and the rest, so the two sides share few
+callees), starts one helper process on one half, compiles the other half here, and waits for
+the helper; its notice estimates the time from the recorded seconds of what is left. A warm
+cache costs one index read per kernel; a kernel missing from the list still compiles on first
+use, as before, and an entry that no longer matches its kernel is skipped. Measured on a fresh
+clone (2026-12-05, 2-core machine): 44 kernels for a first porep-tiny `cuzk prove` in 16.4 s
+wall on the two processes, 32 s of CPU.
 """
 
 from __future__ import annotations
