@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import atheris
 
 #: decorators whose functions numba compiles from their bytecode
-JIT_DECORATORS = frozenset({"njit", "jit", "vectorize", "guvectorize", "stencil", "cfunc"})
+JIT_DECORATORS = frozenset(
+    {"njit", "jit", "register_jitable", "vectorize", "guvectorize", "stencil", "cfunc"}
+)
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 

@@ -32,6 +32,14 @@ BOTH = [pytest.param(True, id="compressed"), pytest.param(False, id="uncompresse
 HALF = (P - 1) // 2
 
 
+@pytest.fixture(autouse=True, params=["python", "kernels"])
+def decode_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs twice: batches decoded with Python ints and py_arkworks (a key's or a
+    proof's few points), and with the numba kernels (larger batches)."""
+    monkeypatch.setattr(E, "SMALL_POINTS", 1 << 30 if request.param == "python" else 0)
+    return str(request.param)
+
+
 def ark_cls(curve: Curve):
     return ark.G1Point if curve is G1 else ark.G2Point
 

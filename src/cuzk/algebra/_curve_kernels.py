@@ -1,9 +1,13 @@
-"""Batch point kernels over row views: affine rows hold 2 coordinates, Jacobian rows 3."""
+"""Batch point kernels over row views: affine rows hold 2 coordinates, Jacobian rows 3.
+
+Each kernel works on the rows [lo, hi) and releases the GIL; cuzk.algebra._parallel runs one call
+per chunk on its thread pool (no numba parfor: it multiplied the first run's compile time).
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from cuzk.algebra._jit_curves import (
     affine_is_inf,
@@ -36,30 +40,31 @@ from cuzk.algebra._jit_fields import (
 )
 
 
-@njit(parallel=True, cache=True)
-def k_on_curve(F, aff, out):
-    for i in prange(aff.shape[0]):
+@njit(nogil=True, cache=True)
+def k_on_curve(F, aff, out, lo, hi):
+    for i in range(lo, hi):
         x, y = load_affine(F, aff, i)
         out[i] = on_curve(F, x, y)
 
 
-@njit(parallel=True, cache=True)
-def k_in_subgroup(F, aff, out):
-    for i in prange(aff.shape[0]):
+@njit(nogil=True, cache=True)
+def k_in_subgroup(F, aff, out, lo, hi):
+    for i in range(lo, hi):
         x, y = load_affine(F, aff, i)
         out[i] = in_subgroup(F, x, y)
 
 
-@njit(parallel=True, cache=True)
-def k_affine_to_jac(F, aff, out):
-    for i in prange(aff.shape[0]):
+@njit(nogil=True, cache=True)
+def k_affine_to_jac(F, aff, out, lo, hi):
+    for i in range(lo, hi):
         x, y = load_affine(F, aff, i)
         store_jac(F, out, i, jac_from_affine(F, x, y))
 
 
-@njit(cache=True)
-def _to_affine_chunk(F, jac, out, lo, hi):
-    # Montgomery's trick over the Z coordinates; infinity rows become (0, 0).
+@njit(nogil=True, cache=True)
+def k_jac_to_affine(F, jac, out, lo, hi):
+    """Rows [lo, hi) to affine, Montgomery's trick over the Z coordinates (one inversion per
+    call); infinity rows become (0, 0)."""
     acc = f_one(F)
     for i in range(lo, hi):
         X, Y, Z = load_jac(F, jac, i)
@@ -79,47 +84,36 @@ def _to_affine_chunk(F, jac, out, lo, hi):
         store_affine(F, out, i, f_mul(F, X, zinv2), f_mul(F, Y, f_mul(F, zinv2, zinv)))
 
 
-@njit(parallel=True, cache=True)
-def k_jac_to_affine(F, jac, out, chunks):
-    n = jac.shape[0]
-    step = (n + chunks - 1) // chunks
-    for c in prange(chunks):
-        lo = c * step
-        hi = min(n, lo + step)
-        if lo < hi:
-            _to_affine_chunk(F, jac, out, lo, hi)
-
-
-@njit(parallel=True, cache=True)
-def k_jac_add(F, a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_jac_add(F, a, b, out, lo, hi):
+    for i in range(lo, hi):
         store_jac(F, out, i, jac_add(F, load_jac(F, a, i), load_jac(F, b, i)))
 
 
-@njit(parallel=True, cache=True)
-def k_jac_madd(F, a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_jac_madd(F, a, b, out, lo, hi):
+    for i in range(lo, hi):
         x, y = load_affine(F, b, i)
         store_jac(F, out, i, jac_madd(F, load_jac(F, a, i), x, y))
 
 
-@njit(parallel=True, cache=True)
-def k_jac_dbl(F, a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_jac_dbl(F, a, out, lo, hi):
+    for i in range(lo, hi):
         store_jac(F, out, i, jac_dbl(F, load_jac(F, a, i)))
 
 
-@njit(parallel=True, cache=True)
-def k_affine_neg(F, a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_affine_neg(F, a, out, lo, hi):
+    for i in range(lo, hi):
         x, y = load_affine(F, a, i)
         store_affine(F, out, i, x, y if affine_is_inf(F, x, y) else f_neg(F, y))
 
 
-@njit(parallel=True, cache=True)
-def k_scalar_mul(F, aff, scalars, out):
+@njit(nogil=True, cache=True)
+def k_scalar_mul(F, aff, scalars, out, lo, hi):
     """out[i] = [scalars[i]] aff[i]; scalars are canonical (n, 4) limbs; left-to-right."""
-    for i in prange(aff.shape[0]):
+    for i in range(lo, hi):
         x, y = load_affine(F, aff, i)
         acc = jac_inf(F)
         for k in range(scalars.shape[1] - 1, -1, -1):
@@ -131,25 +125,21 @@ def k_scalar_mul(F, aff, scalars, out):
         store_jac(F, out, i, acc)
 
 
-@njit(parallel=True, cache=True)
-def k_masked_sum(F, aff, mask, partial):
-    """partial[c] = sum of aff[i] with mask[i], over chunk c (XYZZ mixed additions)."""
-    n = aff.shape[0]
-    chunks = partial.shape[0]
-    step = (n + chunks - 1) // chunks
-    for c in prange(chunks):
-        acc = xyzz_inf(F)
-        for i in range(c * step, min(n, (c + 1) * step)):
-            if mask[i]:
-                x, y = load_affine(F, aff, i)
-                if not affine_is_inf(F, x, y):
-                    acc = xyzz_madd(F, acc, x, y)
-        store_jac(F, partial, c, xyzz_to_jac(F, acc))
+@njit(nogil=True, cache=True)
+def k_masked_sum(F, aff, mask, partial, c, lo, hi):
+    """partial[c] = sum of aff[i] with mask[i], i in [lo, hi) (XYZZ mixed additions)."""
+    acc = xyzz_inf(F)
+    for i in range(lo, hi):
+        if mask[i]:
+            x, y = load_affine(F, aff, i)
+            if not affine_is_inf(F, x, y):
+                acc = xyzz_madd(F, acc, x, y)
+    store_jac(F, partial, c, xyzz_to_jac(F, acc))
 
 
-@njit(cache=True)
-def _affine_add_chunk(F, p, q, out, lo, hi):
-    # Slopes share one inversion (Montgomery's trick). Exceptional rows: infinity
+@njit(nogil=True, cache=True)
+def k_affine_add(F, p, q, out, lo, hi):
+    # Rows [lo, hi); slopes share one inversion (Montgomery's trick). Exceptional rows: infinity
     # operands, P == Q (tangent slope), P == -Q (result infinity).
     acc = f_one(F)
     for i in range(lo, hi):
@@ -189,14 +179,3 @@ def _affine_add_chunk(F, p, q, out, lo, hi):
         x3 = f_sub(F, f_sub(F, f_sqr(F, lam), x1), x2)
         y3 = f_sub(F, f_mul(F, lam, f_sub(F, x1, x3)), y1)
         store_affine(F, out, i, x3, y3)
-
-
-@njit(parallel=True, cache=True)
-def k_affine_add(F, p, q, out, chunks):
-    n = p.shape[0]
-    step = (n + chunks - 1) // chunks
-    for c in prange(chunks):
-        lo = c * step
-        hi = min(n, lo + step)
-        if lo < hi:
-            _affine_add_chunk(F, p, q, out, lo, hi)

@@ -1,8 +1,12 @@
-"""Batch field kernels over (n, width) uint64 arrays, generic over the field tag."""
+"""Batch field kernels over (n, width) uint64 arrays, generic over the field tag.
+
+Each kernel works on the rows [lo, hi) and releases the GIL: cuzk.algebra._parallel runs one call
+per chunk on its thread pool (no numba parfor: it multiplied the first run's compile time).
+"""
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit
 
 from cuzk.algebra._jit_fields import (
     f_add,
@@ -24,53 +28,53 @@ from cuzk.algebra._jit_fields import (
 # Elementwise kernels: one per operation so each compiles to a tight loop.
 
 
-@njit(parallel=True, cache=True)
-def k_add(F, a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_add(F, a, b, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_add(F, f_load(F, a, i, 0), f_load(F, b, i, 0)))
 
 
-@njit(parallel=True, cache=True)
-def k_sub(F, a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_sub(F, a, b, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_sub(F, f_load(F, a, i, 0), f_load(F, b, i, 0)))
 
 
-@njit(parallel=True, cache=True)
-def k_mul(F, a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_mul(F, a, b, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_mul(F, f_load(F, a, i, 0), f_load(F, b, i, 0)))
 
 
-@njit(parallel=True, cache=True)
-def k_scale(F, a, s, out):
+@njit(nogil=True, cache=True)
+def k_scale(F, a, s, out, lo, hi):
     """out[i] = a[i] * s[0] (s is a one-row array)."""
     c = f_load(F, s, 0, 0)
-    for i in prange(a.shape[0]):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_mul(F, f_load(F, a, i, 0), c))
 
 
-@njit(parallel=True, cache=True)
-def k_sqr(F, a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_sqr(F, a, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_sqr(F, f_load(F, a, i, 0)))
 
 
-@njit(parallel=True, cache=True)
-def k_neg(F, a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_neg(F, a, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_neg(F, f_load(F, a, i, 0)))
 
 
-@njit(parallel=True, cache=True)
-def k_pow(F, a, e, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_pow(F, a, e, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_pow(F, f_load(F, a, i, 0), e))
 
 
-@njit(parallel=True, cache=True)
-def k_to_canon(F, a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_to_canon(F, a, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_to_canon(F, f_load(F, a, i, 0)))
 
 
@@ -83,15 +87,15 @@ def k_first_noncanonical(F, a):
     return -1
 
 
-@njit(parallel=True, cache=True)
-def k_from_canon(F, a, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_from_canon(F, a, out, lo, hi):
+    for i in range(lo, hi):
         f_store(F, out, i, 0, f_from_canon(F, f_load(F, a, i, 0)))
 
 
-@njit(cache=True)
-def _inv_chunk(F, a, out, lo, hi):
-    # Montgomery's trick: one inversion for the chunk; zeros are skipped (map to 0).
+@njit(nogil=True, cache=True)
+def k_batch_inv(F, a, out, lo, hi):
+    """out[i] = 1/a[i] (0 -> 0) for i in [lo, hi): Montgomery's trick, one inversion per call."""
     acc = f_one(F)
     for i in range(lo, hi):
         x = f_load(F, a, i, 0)
@@ -108,18 +112,6 @@ def _inv_chunk(F, a, out, lo, hi):
         inv = f_mul(F, inv, x)
 
 
-@njit(parallel=True, cache=True)
-def k_batch_inv(F, a, out, chunks):
-    """out[i] = 1/a[i] (0 -> 0), `chunks` independent runs of Montgomery's trick."""
-    n = a.shape[0]
-    step = (n + chunks - 1) // chunks
-    for c in prange(chunks):
-        lo = c * step
-        hi = min(n, lo + step)
-        if lo < hi:
-            _inv_chunk(F, a, out, lo, hi)
-
-
 @njit(cache=True)
 def k_powers(F, base, start, out):
     """out[i] = start * base^i (sequential: the chunk starts of Field.powers)."""
@@ -130,19 +122,19 @@ def k_powers(F, base, start, out):
         acc = f_mul(F, acc, b)
 
 
-@njit(parallel=True, cache=True)
-def k_powers_chunked(F, starts, base, out, step):
-    """out[k*step + j] = starts[k] * base^j for j < step, chunk k in parallel."""
+@njit(nogil=True, cache=True)
+def k_powers_chunked(F, starts, base, out, step, lo, hi):
+    """out[k*step + j] = starts[k] * base^j for j < step, for the chunks k in [lo, hi)."""
     n = out.shape[0]
-    for k in prange(starts.shape[0]):
-        b = f_load(F, base, 0, 0)  # inside the loop: a tuple captured from outside breaks parfor for Fq
+    b = f_load(F, base, 0, 0)
+    for k in range(lo, hi):
         acc = f_load(F, starts, k, 0)
         for j in range(k * step, min(n, (k + 1) * step)):
             f_store(F, out, j, 0, acc)
             acc = f_mul(F, acc, b)
 
 
-@njit(parallel=True, cache=True)
-def k_eq_rows(F, a, b, out):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def k_eq_rows(F, a, b, out, lo, hi):
+    for i in range(lo, hi):
         out[i] = f_load(F, a, i, 0) == f_load(F, b, i, 0)

@@ -18,8 +18,7 @@ infinity), because an MSM over user data can contain repeated bases.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import _kind as _field_kind
@@ -65,26 +64,26 @@ def _ol_curve_b(F):
 # --- loads and stores of points from rows -------------------------------------------------
 
 
-@njit(cache=True)
+@register_jitable
 def load_affine(F, arr, i):
     w = arr.shape[1] // 2
     return f_load(F, arr, i, 0), f_load(F, arr, i, w)
 
 
-@njit(cache=True)
+@register_jitable
 def store_affine(F, arr, i, x, y):
     w = arr.shape[1] // 2
     f_store(F, arr, i, 0, x)
     f_store(F, arr, i, w, y)
 
 
-@njit(cache=True)
+@register_jitable
 def load_jac(F, arr, i):
     w = arr.shape[1] // 3
     return f_load(F, arr, i, 0), f_load(F, arr, i, w), f_load(F, arr, i, 2 * w)
 
 
-@njit(cache=True)
+@register_jitable
 def store_jac(F, arr, i, p):
     w = arr.shape[1] // 3
     f_store(F, arr, i, 0, p[0])
@@ -92,7 +91,7 @@ def store_jac(F, arr, i, p):
     f_store(F, arr, i, 2 * w, p[2])
 
 
-@njit(cache=True)
+@register_jitable
 def affine_is_inf(F, x, y):
     return f_is_zero(F, x) and f_is_zero(F, y)
 
@@ -100,24 +99,24 @@ def affine_is_inf(F, x, y):
 # --- Jacobian ------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@register_jitable
 def jac_inf(F):
     return (f_one(F), f_one(F), f_zero(F))
 
 
-@njit(cache=True)
+@register_jitable
 def jac_from_affine(F, x, y):
     if affine_is_inf(F, x, y):
         return jac_inf(F)
     return (x, y, f_one(F))
 
 
-@njit(cache=True)
+@register_jitable
 def jac_neg(F, p):
     return (p[0], f_neg(F, p[1]), p[2])
 
 
-@njit(cache=True)
+@register_jitable
 def jac_dbl(F, p):
     """dbl-2009-l (a = 0): 2M + 5S."""
     X, Y, Z = p
@@ -137,7 +136,7 @@ def jac_dbl(F, p):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True)
+@register_jitable
 def jac_add(F, p, q):
     """add-2007-bl: 11M + 5S, with the exceptional cases."""
     X1, Y1, Z1 = p
@@ -167,7 +166,7 @@ def jac_add(F, p, q):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True)
+@register_jitable
 def jac_madd(F, p, x2, y2):
     """madd-2007-bl: Jacobian + affine, 7M + 4S, with the exceptional cases."""
     if affine_is_inf(F, x2, y2):
@@ -194,7 +193,7 @@ def jac_madd(F, p, x2, y2):
     return (X3, Y3, Z3)
 
 
-@njit(cache=True)
+@register_jitable
 def jac_eq_affine(F, p, x, y):
     """Whether Jacobian p equals affine (x, y) (infinity encoded as (0, 0))."""
     X, Y, Z = p
@@ -206,7 +205,7 @@ def jac_eq_affine(F, p, x, y):
     return f_eq(F, f_mul(F, x, ZZ), X) and f_eq(F, f_mul(F, y, f_mul(F, ZZ, Z)), Y)
 
 
-@njit(cache=True)
+@register_jitable
 def jac_mul_u64(F, x, y, k):
     """[k] (x, y) for an affine point and a 64-bit unsigned k (left-to-right)."""
     acc = jac_inf(F)
@@ -217,7 +216,7 @@ def jac_mul_u64(F, x, y, k):
     return acc
 
 
-@njit(cache=True)
+@register_jitable
 def jac_mul_u64_jac(F, p, k):
     acc = jac_inf(F)
     for b in range(63, -1, -1):
@@ -230,12 +229,12 @@ def jac_mul_u64_jac(F, p, k):
 # --- XYZZ (bucket accumulators) -----------------------------------------------------------
 
 
-@njit(cache=True)
+@register_jitable
 def xyzz_inf(F):
     return (f_one(F), f_one(F), f_zero(F), f_zero(F))
 
 
-@njit(cache=True)
+@register_jitable
 def xyzz_mdbl(F, x, y):
     """mdbl-2008-s-1: double an affine point into XYZZ."""
     U = f_dbl(F, y)
@@ -249,7 +248,7 @@ def xyzz_mdbl(F, x, y):
     return (X3, Y3, V, W)
 
 
-@njit(cache=True)
+@register_jitable
 def xyzz_dbl(F, p):
     """dbl-2008-s-1 (a = 0): 6M + 3S."""
     X1, Y1, ZZ1, ZZZ1 = p
@@ -266,7 +265,7 @@ def xyzz_dbl(F, p):
     return (X3, Y3, f_mul(F, V, ZZ1), f_mul(F, W, ZZZ1))
 
 
-@njit(cache=True)
+@register_jitable
 def xyzz_madd(F, p, x2, y2):
     """madd-2008-s: XYZZ + affine (not infinity), 8M + 2S, with the exceptional cases."""
     X1, Y1, ZZ1, ZZZ1 = p
@@ -288,7 +287,7 @@ def xyzz_madd(F, p, x2, y2):
     return (X3, Y3, f_mul(F, ZZ1, PP), f_mul(F, ZZZ1, PPP))
 
 
-@njit(cache=True)
+@register_jitable
 def xyzz_add(F, p, q):
     """add-2008-s: 12M + 2S, with the exceptional cases."""
     X1, Y1, ZZ1, ZZZ1 = p
@@ -317,7 +316,7 @@ def xyzz_add(F, p, q):
     return (X3, Y3, ZZ3, ZZZ3)
 
 
-@njit(cache=True)
+@register_jitable
 def xyzz_to_jac(F, p):
     """Z = ZZ * ZZZ gives X = X ZZ ZZZ^2 and Y = Y ZZ^3 ZZZ^2 (no inversion)."""
     X, Y, ZZ, ZZZ = p
@@ -332,7 +331,7 @@ def xyzz_to_jac(F, p):
 # --- membership ---------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@register_jitable
 def on_curve(F, x, y):
     """y^2 == x^3 + b for an affine point; the encoded infinity (0, 0) counts as on the curve."""
     if affine_is_inf(F, x, y):

@@ -12,12 +12,13 @@ is a pair (c0, c1) of Fq elements. In arrays every element occupies a run of
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core.imputils import lower_constant
 from numba.extending import (
     NativeValue,
     models,
     overload,
+    register_jitable,
     register_model,
     typeof_impl,
     unbox,
@@ -271,7 +272,7 @@ def _ol_sub(F, a, b):
     )(F)
 
 
-@njit(cache=True)
+@register_jitable
 def _fq2_mul(a, b):
     # Karatsuba over i^2 = -1: three base multiplications.
     t0 = _fq_mul(a[0], b[0])
@@ -280,7 +281,7 @@ def _fq2_mul(a, b):
     return (_fq_sub(t0, t1), _fq_sub(_fq_sub(t2, t0), t1))
 
 
-@njit(cache=True)
+@register_jitable
 def _fq2_sqr(a):
     # (a0 + a1 i)^2 = (a0 + a1)(a0 - a1) + 2 a0 a1 i
     t = _fq_mul(a[0], a[1])
@@ -331,7 +332,7 @@ def _ol_is_zero(F, a):
     )(F)
 
 
-@njit(cache=True)
+@register_jitable
 def _pow_fr(a, e):
     """a^e with e given as little-endian uint64 limbs (square-and-multiply)."""
     acc = FR_ONE
@@ -344,7 +345,7 @@ def _pow_fr(a, e):
     return acc
 
 
-@njit(cache=True)
+@register_jitable
 def _pow_fq(a, e):
     acc = FQ_ONE
     for k in range(e.shape[0] - 1, -1, -1):
@@ -356,7 +357,7 @@ def _pow_fq(a, e):
     return acc
 
 
-@njit(cache=True)
+@register_jitable
 def _pow_fq2(a, e):
     acc = (FQ_ONE, FQ_ZERO)
     for k in range(e.shape[0] - 1, -1, -1):
@@ -368,7 +369,7 @@ def _pow_fq2(a, e):
     return acc
 
 
-@njit(cache=True)
+@register_jitable
 def _fq2_inv(a):
     # 1/(a0 + a1 i) = (a0 - a1 i) / (a0^2 + a1^2); zero maps to zero.
     norm = _fq_add(_fq_mul(a[0], a[0]), _fq_mul(a[1], a[1]))
@@ -444,14 +445,14 @@ def _ol_mul_base(F, a, b):
 # --- square roots (point decompression) -----------------------------------------
 
 
-@njit(cache=True)
+@register_jitable
 def fq_sqrt(a):
     """(ok, root) with root^2 == a when a is a square (p = 3 mod 4)."""
     x = _pow_fq(a, FQ_SQRT_EXP)
     return _fq_mul(x, x) == a, x
 
 
-@njit(cache=True)
+@register_jitable
 def fq2_sqrt(a):
     """(ok, root) for Fq2 with p = 3 mod 4 (Adj and Rodriguez-Henriquez, Algorithm 9)."""
     if a[0] == FQ_ZERO and a[1] == FQ_ZERO:
@@ -471,13 +472,13 @@ def fq2_sqrt(a):
     return sq[0] == a[0] and sq[1] == a[1], x
 
 
-@njit(cache=True)
+@register_jitable
 def fq_is_lex_largest(a):
     """Canonical a > (p-1)/2: the zcash "largest y" flag for Fq."""
     return _lt6(FQ_HALF, _fq_mul(a, FQ_CANON_ONE))
 
 
-@njit(cache=True)
+@register_jitable
 def fq2_is_lex_largest(a):
     """zcash rule for Fq2: c1 decides; when c1 = 0, c0 decides."""
     if a[1] == FQ_ZERO:

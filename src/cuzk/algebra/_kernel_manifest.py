@@ -1,10 +1,11 @@
-"""The numba kernels each command compiles on a cold cache (cuzk.algebra.precompile).
+"""The numba kernels each command compiles on a cold cache (cuzk.algebra.precompile), with the
+seconds each took to compile there (its callees not compiled before it included).
 
-Recorded on the CPU backend, each on a cold cache, with
-`python tools/record_kernels.py -- COMMAND ...` (2026-12-04, porep-tiny):
-`setup` is `cuzk setup` (topology and parameter generation), `prove` a `cuzk prove --params DIR`,
-`verify` a `cuzk verify`. A kernel missing here still compiles on first use; an entry whose
-kernel was renamed is skipped (tests/cli/test_precompile.py checks every entry resolves).
+Written by `python tools/record_kernels.py write` (2026-12-05, porep-tiny, CPU backend, each command
+on an empty numba cache, one process): `setup` is `cuzk setup` (topology and parameter
+generation), `prove` a `cuzk prove --params DIR`, `verify` a `cuzk verify`. A kernel missing
+here still compiles on first use; an entry that no longer matches its kernel (renamed, or its
+signature changed) is skipped (tests/cli/test_precompile.py checks every entry resolves).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._field_kernels",
             "k_neg",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         ("cuzk.gadgets.poseidon_params", "_grain_bits", "(Array(uint8, 1, 'C', False, aligned=True), int64)"),
         (
@@ -25,67 +26,17 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._field_kernels",
             "k_from_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_first_noncanonical",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_first_noncanonical",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_pow",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
@@ -95,42 +46,47 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._field_kernels",
             "k_powers_chunked",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.backends.cpu.ntt",
-            "_bit_reverse_copy",
-            "(Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.backends.cpu.ntt",
-            "_stages_in_blocks",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.backends.cpu.ntt",
-            "_stage",
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
         ),
         (
             "cuzk.backends.cpu.ntt",
+            "_bit_reverse_copy",
+            "(Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
+        ),
+        (
+            "cuzk.backends.cpu.ntt",
+            "_stages_in_blocks",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64)",
+        ),
+        (
+            "cuzk.backends.cpu.ntt",
+            "_stage",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64, int64)",
+        ),
+        (
+            "cuzk.backends.cpu.ntt",
             "_scale_const",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.backends.cpu.spmv",
             "_spmv",
-            "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_scale",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_add",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+        ),
+        (
+            "cuzk.algebra._field_kernels",
+            "k_to_canon",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.backends.cpu.msm",
@@ -140,7 +96,7 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.backends.cpu.msm",
             "_fixed_base",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.backends.cpu.msm",
@@ -150,45 +106,36 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.backends.cpu.msm",
             "_fixed_base",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_to_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
     ),
     "prove": (
         (
             "cuzk.algebra._field_kernels",
             "k_neg",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_from_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_on_curve",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_on_curve",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
         ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_neg",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
+        ("cuzk.gadgets.poseidon_params", "_grain_bits", "(Array(uint8, 1, 'C', False, aligned=True), int64)"),
         (
             "cuzk.algebra._field_kernels",
             "k_first_noncanonical",
@@ -197,9 +144,8 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._field_kernels",
             "k_from_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
-        ("cuzk.gadgets.poseidon_params", "_grain_bits", "(Array(uint8, 1, 'C', False, aligned=True), int64)"),
         (
             "cuzk.gadgets.poseidon",
             "_k_permute_ser",
@@ -228,17 +174,12 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.backends.cpu.spmv",
             "_spmv",
-            "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int32, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int32, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_mul",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_pow",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
@@ -248,52 +189,47 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._field_kernels",
             "k_powers_chunked",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.backends.cpu.ntt",
-            "_bit_reverse_copy",
-            "(Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.backends.cpu.ntt",
-            "_stages_in_blocks",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
-        ),
-        (
-            "cuzk.backends.cpu.ntt",
-            "_stage",
             "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
         ),
         (
             "cuzk.backends.cpu.ntt",
+            "_bit_reverse_copy",
+            "(Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
+        ),
+        (
+            "cuzk.backends.cpu.ntt",
+            "_stages_in_blocks",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64)",
+        ),
+        (
+            "cuzk.backends.cpu.ntt",
+            "_stage",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64, int64)",
+        ),
+        (
+            "cuzk.backends.cpu.ntt",
             "_scale_const",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.backends.cpu.ntt",
             "_scale_by",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_sub",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_scale",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_to_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_to_jac",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra.pippenger",
@@ -303,7 +239,7 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.backends.cpu.msm",
             "_window_sums",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra.pippenger",
@@ -313,27 +249,22 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_add",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_masked_sum",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_to_jac",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_masked_sum",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
         ),
         (
             "cuzk.backends.cpu.msm",
             "_window_sums",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra.pippenger",
@@ -343,109 +274,257 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_add",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_madd",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_scalar_mul",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_madd",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_neg",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._curve_kernels",
             "k_jac_to_affine",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64)",
+            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
         (
             "cuzk.algebra._field_kernels",
             "k_add",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
         ),
     ),
-    "verify": (
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_in_subgroup",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_on_curve",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_in_subgroup",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra.encoding",
-            "k_decompress",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra.encoding",
-            "k_decompress",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._curve_kernels",
-            "k_affine_neg",
-            "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_first_noncanonical",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_from_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-        (
-            "cuzk.algebra._field_kernels",
-            "k_to_canon",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
-        ),
-    ),
+    "verify": (),
+}
+
+#: seconds each entry took to compile when recorded (for the compile-ahead notice's estimate)
+COMPILE_S: dict[tuple[str, str, str], float] = {
+    (
+        "cuzk.algebra._field_kernels",
+        "k_neg",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.19,
+    (
+        "cuzk.gadgets.poseidon_params",
+        "_grain_bits",
+        "(Array(uint8, 1, 'C', False, aligned=True), int64)",
+    ): 0.24,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_first_noncanonical",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True))",
+    ): 0.12,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_from_canon",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.16,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_jac_to_affine",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 1.07,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_jac_to_affine",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 1.49,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_powers",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+    ): 0.27,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_powers_chunked",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
+    ): 0.22,
+    (
+        "cuzk.backends.cpu.ntt",
+        "_bit_reverse_copy",
+        "(Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
+    ): 0.20,
+    (
+        "cuzk.backends.cpu.ntt",
+        "_stages_in_blocks",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64)",
+    ): 0.49,
+    (
+        "cuzk.backends.cpu.ntt",
+        "_stage",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, int64, int64)",
+    ): 0.15,
+    (
+        "cuzk.backends.cpu.ntt",
+        "_scale_const",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.10,
+    (
+        "cuzk.backends.cpu.spmv",
+        "_spmv",
+        "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.35,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_scale",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.10,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_add",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.08,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_to_canon",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.19,
+    (
+        "cuzk.backends.cpu.msm",
+        "_fill_table",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True))",
+    ): 2.31,
+    (
+        "cuzk.backends.cpu.msm",
+        "_fixed_base",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.79,
+    (
+        "cuzk.backends.cpu.msm",
+        "_fill_table",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True))",
+    ): 3.88,
+    (
+        "cuzk.backends.cpu.msm",
+        "_fixed_base",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 1.32,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_to_canon",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.32,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_from_canon",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.32,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_on_curve",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
+    ): 0.88,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_on_curve",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), int64, int64)",
+    ): 1.23,
+    (
+        "cuzk.gadgets.poseidon",
+        "_k_permute_ser",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), bool)",
+    ): 0.84,
+    (
+        "cuzk.gadgets._fr",
+        "_k_to_canon",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+    ): 0.15,
+    (
+        "cuzk.r1cs.program",
+        "_scatter_bits",
+        "(Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(uint8, 2, 'C', False, aligned=True), Array(uint64, 1, 'C', False, aligned=True))",
+    ): 0.21,
+    (
+        "cuzk.gadgets._fr",
+        "_k_sub",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+    ): 0.10,
+    (
+        "cuzk.gadgets._fr",
+        "_k_add",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True))",
+    ): 0.08,
+    (
+        "cuzk.backends.cpu.spmv",
+        "_spmv",
+        "(FieldTag(fr), Array(int64, 1, 'C', False, aligned=True), Array(int32, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.36,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_mul",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.21,
+    (
+        "cuzk.backends.cpu.ntt",
+        "_scale_by",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.10,
+    (
+        "cuzk.algebra._field_kernels",
+        "k_sub",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.08,
+    (
+        "cuzk.algebra.pippenger",
+        "_signed_digits",
+        "(Array(uint64, 2, 'C', False, aligned=True), int64, int64, Array(int64, 2, 'C', False, aligned=True))",
+    ): 0.24,
+    (
+        "cuzk.backends.cpu.msm",
+        "_window_sums",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 2.65,
+    (
+        "cuzk.algebra.pippenger",
+        "_horner",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True))",
+    ): 1.47,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_jac_add",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.72,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_masked_sum",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
+    ): 0.28,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_masked_sum",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(bool, 1, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64)",
+    ): 2.00,
+    (
+        "cuzk.backends.cpu.msm",
+        "_window_sums",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(int64, 1, 'C', False, aligned=True), Array(int64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 2.34,
+    (
+        "cuzk.algebra.pippenger",
+        "_horner",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), int64, Array(uint64, 2, 'C', False, aligned=True))",
+    ): 2.55,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_jac_add",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 1.28,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_jac_madd",
+        "(FieldTag(fq), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 0.76,
+    (
+        "cuzk.algebra._curve_kernels",
+        "k_jac_madd",
+        "(FieldTag(fq2), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64)",
+    ): 1.18,
 }

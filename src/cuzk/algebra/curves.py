@@ -8,20 +8,28 @@ Coordinates are in Montgomery form (see cuzk.algebra.fields).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from cuzk.algebra import _curve_kernels as K
 from cuzk.algebra import constants as C
-from cuzk.algebra._parallel import threads_for
-from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field
+from cuzk.algebra._parallel import SERIAL_WORK, run_all, run_ranges
+from cuzk.algebra._parallel import chunks as chunk_ranges
+from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, SMALL_ROWS, Field, ints_to_limbs, limbs_to_ints
 
 _CHUNK = 4096  # rows per Montgomery-trick run: one inversion amortized over many
 
 
 def _chunks(n: int) -> int:
     return max(1, min(256, (n + _CHUNK - 1) // _CHUNK))
+
+
+def _fq2_mul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    q = C.Q
+    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
 
 
 class Curve:
@@ -94,17 +102,29 @@ class Curve:
     def is_on_curve(self, a: np.ndarray) -> np.ndarray:
         """Per point: on the curve (the encoded infinity counts as on it)."""
         rows = self._aff(a)
+        if 2 * rows.shape[0] <= SMALL_ROWS:  # Python ints: no kernel to compile for a proof's points
+            return np.array([pt is None or self._on_curve_ints(pt) for pt in self.to_ints(a)], dtype=np.bool_)
         out = np.empty(rows.shape[0], dtype=np.bool_)
-        with threads_for(rows.shape[0] * 4 * self.field.mul_cost):
-            K.k_on_curve(self.tag, rows, out)
+        run_ranges(
+            K.k_on_curve, (self.tag, rows, out), rows.shape[0], rows.shape[0] * 4 * self.field.mul_cost
+        )
         return out
+
+    def _on_curve_ints(self, pt: tuple) -> bool:
+        x, y = pt
+        q = self.field.modulus
+        if self.field.degree == 1:
+            return bool(y * y % q == (x * x * x + C.G1_B) % q)
+        x3 = _fq2_mul(_fq2_mul(x, x), x)
+        return _fq2_mul(y, y) == ((x3[0] + C.G2_B[0]) % q, (x3[1] + C.G2_B[1]) % q)
 
     def in_subgroup(self, a: np.ndarray) -> np.ndarray:
         """Per point (assumed on the curve): in the order-r subgroup (Scott's endomorphism tests)."""
         rows = self._aff(a)
         out = np.empty(rows.shape[0], dtype=np.bool_)
-        with threads_for(rows.shape[0] * 1500 * self.field.mul_cost):
-            K.k_in_subgroup(self.tag, rows, out)
+        run_ranges(
+            K.k_in_subgroup, (self.tag, rows, out), rows.shape[0], rows.shape[0] * 1500 * self.field.mul_cost
+        )
         return out
 
     def is_identity(self, a: np.ndarray) -> np.ndarray:
@@ -115,16 +135,34 @@ class Curve:
     def to_jacobian(self, a: np.ndarray) -> np.ndarray:
         rows = self._aff(a)
         out = self._new_jac(rows.shape[0])
-        with threads_for(rows.shape[0] * 1 * self.field.mul_cost):
-            K.k_affine_to_jac(self.tag, rows, out.reshape(rows.shape[0], self._jac_w))
+        if 2 * rows.shape[0] <= SMALL_ROWS:  # (x, y, 1), infinity (1, 1, 0): as k_affine_to_jac
+            w, one = self.field.width, self.field.one().reshape(-1)
+            flat = out.reshape(rows.shape[0], self._jac_w)
+            flat[:, : 2 * w] = rows
+            flat[:, 2 * w :] = one
+            inf = ~rows.any(axis=1)
+            flat[inf, : 2 * w] = np.concatenate([one, one])
+            flat[inf, 2 * w :] = 0
+            return out
+        run_ranges(
+            K.k_affine_to_jac,
+            (self.tag, rows, out.reshape(rows.shape[0], self._jac_w)),
+            rows.shape[0],
+            rows.shape[0] * 1 * self.field.mul_cost,
+        )
         return out
 
     def to_affine(self, a: np.ndarray) -> np.ndarray:
         """Batched: one field inversion per chunk of points."""
         rows = self._jac(a)
         out = self._new_aff(rows.shape[0])
-        with threads_for(rows.shape[0] * 6 * self.field.mul_cost):
-            K.k_jac_to_affine(self.tag, rows, out.reshape(rows.shape[0], self._aff_w), _chunks(rows.shape[0]))
+        run_ranges(
+            K.k_jac_to_affine,
+            (self.tag, rows, out.reshape(rows.shape[0], self._aff_w)),
+            rows.shape[0],
+            rows.shape[0] * 6 * self.field.mul_cost,
+            parts=_chunks(rows.shape[0]),
+        )
         return out
 
     # --- group law ------------------------------------------------------------------------
@@ -132,16 +170,24 @@ class Curve:
         """Jacobian + Jacobian."""
         ra, rb = self._jac(a), self._jac(b)
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 16 * self.field.mul_cost):
-            K.k_jac_add(self.tag, ra, rb, out.reshape(ra.shape))
+        run_ranges(
+            K.k_jac_add,
+            (self.tag, ra, rb, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 16 * self.field.mul_cost,
+        )
         return out
 
     def add_mixed(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Jacobian + affine."""
         ra, rb = self._jac(a), self._aff(b)
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 11 * self.field.mul_cost):
-            K.k_jac_madd(self.tag, ra, rb, out.reshape(ra.shape))
+        run_ranges(
+            K.k_jac_madd,
+            (self.tag, ra, rb, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 11 * self.field.mul_cost,
+        )
         return out
 
     def add_affine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -150,35 +196,86 @@ class Curve:
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
         out = self._new_aff(ra.shape[0])
-        with threads_for(ra.shape[0] * 8 * self.field.mul_cost):
-            K.k_affine_add(self.tag, ra, rb, out.reshape(ra.shape), _chunks(ra.shape[0]))
+        run_ranges(
+            K.k_affine_add,
+            (self.tag, ra, rb, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 8 * self.field.mul_cost,
+            parts=_chunks(ra.shape[0]),
+        )
         return out
 
     def double(self, a: np.ndarray) -> np.ndarray:
         ra = self._jac(a)
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 7 * self.field.mul_cost):
-            K.k_jac_dbl(self.tag, ra, out.reshape(ra.shape))
+        run_ranges(
+            K.k_jac_dbl,
+            (self.tag, ra, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 7 * self.field.mul_cost,
+        )
         return out
 
     def neg(self, a: np.ndarray) -> np.ndarray:
         """Affine negation."""
         ra = self._aff(a)
+        if 2 * ra.shape[0] <= SMALL_ROWS:  # -y in Montgomery form is p - y (0 stays 0); infinity stays
+            q, half = self.field.modulus, self._aff_w // 2
+            out = ra.copy()
+            ys = limbs_to_ints(ra[:, half:].reshape(-1, self.field.base_limbs))
+            out[:, half:] = ints_to_limbs([(q - v) % q for v in ys], self.field.base_limbs).reshape(
+                ra.shape[0], half
+            )
+            return out.reshape(ra.shape[0], *self.affine_shape)
         out = self._new_aff(ra.shape[0])
-        with threads_for(ra.shape[0] * 1 * self.field.mul_cost):
-            K.k_affine_neg(self.tag, ra, out.reshape(ra.shape))
+        run_ranges(
+            K.k_affine_neg,
+            (self.tag, ra, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 1 * self.field.mul_cost,
+        )
         return out
 
     def scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
         """[s_i] P_i for affine P_i and Fr scalars (Montgomery); Jacobian results."""
         ra = self._aff(a)
+        if 2 * ra.shape[0] <= SMALL_ROWS and ra.shape[0] == scalars.shape[0]:
+            return self._small_scalar_mul(a, scalars)
         canon = FR.to_canonical(scalars)
         if canon.shape[0] != ra.shape[0]:
             raise ValueError(f"length mismatch: {ra.shape[0]} points, {canon.shape[0]} scalars")
         out = self._new_jac(ra.shape[0])
-        with threads_for(ra.shape[0] * 3500 * self.field.mul_cost):
-            K.k_scalar_mul(self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w))
+        run_ranges(
+            K.k_scalar_mul,
+            (self.tag, ra, canon, out.reshape(ra.shape[0], self._jac_w)),
+            ra.shape[0],
+            ra.shape[0] * 3500 * self.field.mul_cost,
+        )
         return out
+
+    def _small_scalar_mul(self, a: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+        """A few points' products by py_arkworks: setting up a key multiplies single points,
+        and compiling the scalar-multiplication kernels for them cost a first run ~6 s."""
+        import py_arkworks_bls12381 as ark
+
+        cls: Any = ark.G2Point if self.field.degree == 2 else ark.G1Point
+        size = self.field.nbytes
+        results: list[tuple | None] = []
+        for pt, s in zip(self.to_ints(a), FR.to_ints(scalars), strict=True):
+            if pt is None or s == 0:
+                results.append(None)
+                continue
+            coords = [pt[0], pt[1]] if self.field.degree == 1 else [*pt[0], *pt[1]]
+            p = cls.from_xy_bytes_unchecked_be(b"".join(v.to_bytes(size, "big") for v in coords))
+            raw = (p * ark.Scalar.from_be_bytes(s.to_bytes(32, "big"))).to_xy_bytes_be()
+            vals = [int.from_bytes(raw[i : i + size], "big") for i in range(0, len(raw), size)]
+            if not any(vals):
+                results.append(None)
+            elif self.field.degree == 1:
+                results.append((vals[0], vals[1]))
+            else:
+                results.append(((vals[0], vals[1]), (vals[2], vals[3])))
+        return self.to_jacobian(self.from_ints(results, check=False))
 
     def sum(self, a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Sum of the affine points (those with mask set), as one Jacobian point (shape jac_shape)."""
@@ -186,11 +283,23 @@ class Curve:
         m = np.ones(ra.shape[0], dtype=np.bool_) if mask is None else np.asarray(mask, dtype=np.bool_)
         if m.shape != (ra.shape[0],):
             raise ValueError("mask must have one entry per point")
-        chunks = max(1, min(64, ra.shape[0] // 2048))
-        partial = self._new_jac(chunks)
-        with threads_for(ra.shape[0] * 10 * self.field.mul_cost):
-            K.k_masked_sum(self.tag, ra, m, partial.reshape(chunks, -1))
+        partial = self.masked_partial_sums(ra, m, max(1, min(64, ra.shape[0] // 2048)))
         return self.sum_jacobian(partial)
+
+    def masked_partial_sums(self, rows: np.ndarray, mask: np.ndarray, chunks: int) -> np.ndarray:
+        """Jacobian sums of the masked affine `rows` over at most `chunks` contiguous chunks
+        (one per row of the result), the chunks spread over the kernel threads."""
+        ranges = chunk_ranges(rows.shape[0], chunks) or [(0, 0)]
+        partial = self._new_jac(len(ranges))
+        flat = partial.reshape(len(ranges), -1)
+        run_all(
+            [
+                functools.partial(K.k_masked_sum, self.tag, rows, mask, flat, c, lo, hi)
+                for c, (lo, hi) in enumerate(ranges)
+            ],
+            parallel=int(mask.sum()) * 10 * self.field.mul_cost >= SERIAL_WORK,
+        )
+        return partial
 
     def sum_jacobian(self, a: np.ndarray) -> np.ndarray:
         """Sum of a few Jacobian points (pairwise tree), shape jac_shape."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.extending import overload
 
 from cuzk.algebra import _curve_kernels as CK
@@ -50,8 +50,9 @@ from cuzk.algebra._jit_fields import (
     fq_is_lex_largest,
     fq_sqrt,
 )
+from cuzk.algebra._parallel import run_ranges
 from cuzk.algebra.curves import G1, G2, Curve
-from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field, _below, int_to_limbs
+from cuzk.algebra.fields import FQ, FQ2, FR, LIMB, Field, _below, int_to_limbs, ints_to_limbs, limbs_to_ints
 from cuzk.errors import (
     InfinityError,
     InvalidFlagsError,
@@ -153,7 +154,7 @@ def _fq_from_canonical(canon: np.ndarray) -> np.ndarray:
     """(..., 6) canonical limbs (already checked or meant to be reduced) -> Montgomery, same shape."""
     rows = np.ascontiguousarray(canon).reshape(-1, C.FQ_LIMBS)
     out = np.empty_like(rows)
-    FK.k_from_canon(FQ_TAG, rows, out)
+    run_ranges(FK.k_from_canon, (FQ_TAG, rows, out), rows.shape[0], rows.shape[0] * 2)
     return out.reshape(canon.shape)
 
 
@@ -197,7 +198,12 @@ def decode_field(field: Field, data: BytesLike, *, reduce: bool = False) -> np.n
     # Montgomery multiplication by R^2 maps any value below 2^(64 limbs) to a reduced result,
     # so this one kernel both converts and (with reduce) reduces.
     out = field.empty(n)
-    FK.k_from_canon(field.tag, flat.reshape(n, field.width), out.reshape(n, field.width))
+    run_ranges(
+        FK.k_from_canon,
+        (field.tag, flat.reshape(n, field.width), out.reshape(n, field.width)),
+        n,
+        n * field.mul_cost,
+    )
     return out
 
 
@@ -262,14 +268,14 @@ def _ol_lex_largest(F, a):
     return None
 
 
-@njit(parallel=True, cache=True)
-def k_decompress(F, xs, largest, active, out, ok):
+@njit(nogil=True, cache=True)
+def k_decompress(F, xs, largest, active, out, ok, lo, hi):
     """For active rows: y = the root of x^3 + b whose lex-largest flag matches `largest`.
 
     xs are Montgomery x coordinates (n, width); out gets affine rows (n, 2*width),
-    zero for inactive rows and for x with no root; ok[i] says whether a root exists.
+    zero for inactive rows and for x with no root; ok[i] says whether a root exists. Rows [lo, hi).
     """
-    for i in prange(xs.shape[0]):
+    for i in range(lo, hi):
         ok[i] = False
         if not active[i]:
             store_affine(F, out, i, f_zero(F), f_zero(F))
@@ -361,16 +367,21 @@ def decode_points(
 
     active = ~(bad_flags | inf_flag | noncanon)
     coords[~active] = 0
-    mont = _fq_from_canonical(coords).reshape(n, ncoords * C.FQ_LIMBS)
-    if compressed:
+    if n <= SMALL_POINTS:  # a key's or a proof's few points: no kernel to compile for them
+        aff, on = _small_points(curve, coords, s_flag, active, compressed)
+        off_curve = active & ~on  # (0, 0) without the infinity flag fails the equation here
+    elif compressed:
+        mont = _fq_from_canonical(coords).reshape(n, ncoords * C.FQ_LIMBS)
         aff = np.empty((n, 2 * width), dtype=LIMB)
         found = np.empty(n, dtype=np.bool_)
-        k_decompress(curve.tag, mont, s_flag, active, aff, found)
+        run_ranges(
+            k_decompress, (curve.tag, mont, s_flag, active, aff, found), n, n * 400 * curve.field.mul_cost
+        )
         off_curve = active & ~found
     else:
-        aff = mont
+        aff = _fq_from_canonical(coords).reshape(n, ncoords * C.FQ_LIMBS)
         on = np.empty(n, dtype=np.bool_)
-        CK.k_on_curve(curve.tag, aff, on)
+        run_ranges(CK.k_on_curve, (curve.tag, aff, on), n, n * 4 * curve.field.mul_cost)
         off_curve = active & (~on | body_zero)  # (0, 0) without the infinity flag is not a point
 
     code = np.zeros(n, dtype=np.int8)
@@ -382,8 +393,14 @@ def decode_points(
     first = int(bad[0]) if bad.size else n
 
     if check_subgroup and first > 0:
-        inside = np.empty(first, dtype=np.bool_)
-        CK.k_in_subgroup(curve.tag, aff[:first], inside)  # rows before `first` are valid or infinity
+        # rows before `first` are valid or infinity
+        if first <= SMALL_POINTS:
+            inside = _small_in_subgroup(curve, aff[:first])
+        else:
+            inside = np.empty(first, dtype=np.bool_)
+            run_ranges(
+                CK.k_in_subgroup, (curve.tag, aff[:first], inside), first, first * 1500 * curve.field.mul_cost
+            )
         if not inside.all():
             i = int(np.flatnonzero(~inside)[0])
             raise NotInSubgroupError(
@@ -392,6 +409,110 @@ def decode_points(
     if first < n:
         _raise_for(curve, kind, int(code[first]), first, rows[first], compressed)
     return aff.reshape(n, *curve.affine_shape)
+
+
+#: Up to this many points, decode_points finds y, checks the curve equation with Python ints and
+#: the subgroup with py_arkworks (~35 us a point) instead of numba kernels: reading a verifying
+#: key or a proof then compiles nothing (these kernels were ~17 s of a first `cuzk verify`'s
+#: 22 s of compiling on the 2-core machine, 2026-12-05).
+SMALL_POINTS = 64
+_HALF_Q = (C.Q - 1) // 2
+_R_MONT = (1 << (64 * C.FQ_LIMBS)) % C.Q
+
+
+def _fq2_mul(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    q = C.Q
+    return ((a[0] * b[0] - a[1] * b[1]) % q, (a[0] * b[1] + a[1] * b[0]) % q)
+
+
+def _fq2_pow(a: tuple[int, int], e: int) -> tuple[int, int]:
+    acc = (1, 0)
+    for bit in bin(e)[2:]:
+        acc = _fq2_mul(acc, acc)
+        if bit == "1":
+            acc = _fq2_mul(acc, a)
+    return acc
+
+
+def _sqrt_fq(a: int) -> int | None:
+    x = pow(a, (C.Q + 1) // 4, C.Q)
+    return x if x * x % C.Q == a else None
+
+
+def _sqrt_fq2(a: tuple[int, int]) -> tuple[int, int] | None:
+    """A root of a in Fq2 (p = 3 mod 4), or None: the algorithm of _jit_fields.fq2_sqrt."""
+    q = C.Q
+    if a == (0, 0):
+        return a
+    a1 = _fq2_pow(a, (q - 3) // 4)
+    alpha = _fq2_mul(_fq2_mul(a1, a1), a)
+    if _fq2_mul((alpha[0], -alpha[1] % q), alpha) == (q - 1, 0):
+        return None
+    x0 = _fq2_mul(a1, a)
+    if alpha == (q - 1, 0):
+        x = (-x0[1] % q, x0[0])
+    else:
+        x = _fq2_mul(_fq2_pow(((alpha[0] + 1) % q, alpha[1]), (q - 1) // 2), x0)
+    return x if _fq2_mul(x, x) == a else None
+
+
+def _small_points(
+    curve: Curve, coords: np.ndarray, largest: np.ndarray, active: np.ndarray, compressed: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(affine rows in Montgomery form, on the curve) for the canonical `coords` (n, ncoords, 6)
+    of active rows, with Python ints. As the kernels give them: compressed, inactive rows and an
+    x without a root give zero rows; uncompressed, the rows are the coordinates as encoded."""
+    q, g2 = C.Q, curve.field.degree == 2
+    n, ncoords = coords.shape[0], coords.shape[1]
+    ints = limbs_to_ints(np.ascontiguousarray(coords).reshape(-1, C.FQ_LIMBS))
+    rows = [ints[i * ncoords : (i + 1) * ncoords] for i in range(n)]
+    out: list[list[int]] = []
+    ok = np.zeros(n, dtype=np.bool_)
+    for i, row in enumerate(rows):
+        if g2:
+            x2 = (row[0], row[1])
+            rhs2 = _fq2_mul(_fq2_mul(x2, x2), x2)
+            rhs2 = ((rhs2[0] + C.G2_B[0]) % q, (rhs2[1] + C.G2_B[1]) % q)
+            if compressed:
+                y2 = _sqrt_fq2(rhs2) if active[i] else None
+                if y2 is not None and (y2[1] > _HALF_Q if y2[1] else y2[0] > _HALF_Q) != bool(largest[i]):
+                    y2 = (-y2[0] % q, -y2[1] % q)
+                ok[i] = y2 is not None
+                out.append([x2[0], x2[1], y2[0], y2[1]] if y2 is not None else [0, 0, 0, 0])
+            else:
+                ok[i] = bool(active[i]) and _fq2_mul((row[2], row[3]), (row[2], row[3])) == rhs2
+                out.append(row)
+        else:
+            rhs = (row[0] ** 3 + C.G1_B) % q
+            if compressed:
+                y = _sqrt_fq(rhs) if active[i] else None
+                if y is not None and (y > _HALF_Q) != bool(largest[i]):
+                    y = -y % q
+                ok[i] = y is not None
+                out.append([row[0], y] if y is not None else [0, 0])
+            else:
+                ok[i] = bool(active[i]) and row[1] * row[1] % q == rhs
+                out.append(row)
+    mont = [v * _R_MONT % q for r in out for v in r]
+    width = (2 if compressed else 1) * ncoords * C.FQ_LIMBS
+    return ints_to_limbs(mont, C.FQ_LIMBS).reshape(n, width), ok
+
+
+def _small_in_subgroup(curve: Curve, aff: np.ndarray) -> np.ndarray:
+    """Per affine row (Montgomery; valid points or zero rows for infinity): in the prime-order
+    subgroup, by py_arkworks."""
+    import py_arkworks_bls12381 as ark
+
+    cls: Any = ark.G2Point if curve.field.degree == 2 else ark.G1Point
+    r_inv = pow(_R_MONT, -1, C.Q)
+    inside = np.ones(aff.shape[0], dtype=np.bool_)
+    for i in range(aff.shape[0]):
+        if not aff[i].any():
+            continue  # infinity
+        coords = [v * r_inv % C.Q for v in limbs_to_ints(aff[i].reshape(-1, C.FQ_LIMBS))]
+        xy = b"".join(v.to_bytes(FQ_BYTES, "big") for v in coords)
+        inside[i] = cls.from_xy_bytes_unchecked_be(xy).is_in_subgroup()
+    return inside
 
 
 def _raise_for(curve: Curve, kind: str, code: int, i: int, row: np.ndarray, compressed: bool) -> None:

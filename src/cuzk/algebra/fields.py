@@ -17,7 +17,7 @@ import numpy as np
 from cuzk.algebra import _field_kernels as K
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import FQ2_TAG, FQ_TAG, FR_TAG, FieldTag
-from cuzk.algebra._parallel import threads_for
+from cuzk.algebra._parallel import run_ranges
 from cuzk.errors import NonCanonicalError
 
 LIMB = np.uint64
@@ -53,6 +53,11 @@ def limbs_to_ints(limbs: np.ndarray) -> list[int]:
     return [int.from_bytes(raw[i : i + step], "little") for i in range(0, len(raw), step)]
 
 
+#: Conversions of this many elements or fewer run on Python ints: a key's few points or a proof's
+#: then compile no kernel on a first run (issue 29), and they take microseconds either way.
+SMALL_ROWS = 16
+
+
 class Field:
     """A field whose elements are fixed-width limb runs; all methods are batched."""
 
@@ -67,7 +72,7 @@ class Field:
         self.degree = 1 if len(elem_shape) == 1 else elem_shape[0]
         self.base_limbs = elem_shape[-1]
         self.nbytes = (modulus.bit_length() + 7) // 8  # of one prime-field coordinate
-        self.mul_cost = mul_cost  # one multiplication, in Fr multiplications (for threads_for)
+        self.mul_cost = mul_cost  # one multiplication, in Fr multiplications (work estimates)
 
     def __repr__(self) -> str:
         return f"Field({self.name})"
@@ -97,15 +102,35 @@ class Field:
         return out.reshape(self.elem_shape)
 
     # --- conversions ----------------------------------------------------------
+    def _small_map(self, rows: np.ndarray, fn: Callable[[int], int]) -> np.ndarray:
+        """fn over every prime-field coordinate of `rows`, with Python ints (SMALL_ROWS or fewer)."""
+        coords = limbs_to_ints(rows.reshape(-1, self.base_limbs))
+        return ints_to_limbs([fn(v) for v in coords], self.base_limbs).reshape(
+            rows.shape[0], *self.elem_shape
+        )
+
     def from_canonical(self, limbs: np.ndarray) -> np.ndarray:
         """Canonical limbs -> Montgomery form; rejects any coordinate >= the modulus."""
         rows = self._rows(np.asarray(limbs, dtype=LIMB))
+        if rows.shape[0] <= SMALL_ROWS:
+            coords = limbs_to_ints(rows.reshape(-1, self.base_limbs))
+            for i, v in enumerate(coords):
+                if v >= self.modulus:
+                    raise NonCanonicalError(
+                        f"{self.name} element {i // self.degree} is not below the modulus"
+                    )
+            r = (1 << (64 * self.base_limbs)) % self.modulus
+            return self._small_map(rows, lambda v: v * r % self.modulus)
         bad = K.k_first_noncanonical(self.tag, rows)  # serial: stops at the first bad row
         if bad >= 0:
             raise NonCanonicalError(f"{self.name} element {bad} is not below the modulus")
         out = self.empty(rows.shape[0])
-        with threads_for(rows.shape[0] * self.mul_cost):
-            K.k_from_canon(self.tag, rows, out.reshape(rows.shape))
+        run_ranges(
+            K.k_from_canon,
+            (self.tag, rows, out.reshape(rows.shape)),
+            rows.shape[0],
+            rows.shape[0] * self.mul_cost,
+        )
         return out
 
     def first_noncanonical(self, a: np.ndarray) -> int:
@@ -118,9 +143,16 @@ class Field:
 
     def to_canonical(self, a: np.ndarray) -> np.ndarray:
         rows = self._rows(a)
+        if rows.shape[0] <= SMALL_ROWS:
+            r_inv = pow(1 << (64 * self.base_limbs), -1, self.modulus)
+            return self._small_map(rows, lambda v: v * r_inv % self.modulus)
         out = self.empty(rows.shape[0])
-        with threads_for(rows.shape[0] * self.mul_cost):
-            K.k_to_canon(self.tag, rows, out.reshape(rows.shape))
+        run_ranges(
+            K.k_to_canon,
+            (self.tag, rows, out.reshape(rows.shape)),
+            rows.shape[0],
+            rows.shape[0] * self.mul_cost,
+        )
         return out
 
     def from_ints(self, values: Sequence, *, reduce: bool = False) -> np.ndarray:
@@ -150,15 +182,17 @@ class Field:
         if ra.shape != rb.shape:
             raise ValueError(f"length mismatch: {a.shape[0]} vs {b.shape[0]}")
         out = self.empty(ra.shape[0])
-        with threads_for(ra.shape[0] * self.mul_cost):
-            kernel(self.tag, ra, rb, out.reshape(ra.shape))
+        run_ranges(
+            kernel, (self.tag, ra, rb, out.reshape(ra.shape)), ra.shape[0], ra.shape[0] * self.mul_cost
+        )
         return out
 
     def _unary(self, kernel: Callable[..., None], a: np.ndarray, *extra: np.ndarray) -> np.ndarray:
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
-        with threads_for(ra.shape[0] * self.mul_cost):
-            kernel(self.tag, ra, *extra, out.reshape(ra.shape))
+        run_ranges(
+            kernel, (self.tag, ra, *extra, out.reshape(ra.shape)), ra.shape[0], ra.shape[0] * self.mul_cost
+        )
         return out
 
     def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -183,6 +217,10 @@ class Field:
     def pow(self, a: np.ndarray, exponent: int) -> np.ndarray:
         if exponent < 0:
             return self.pow(self.inv(a), -exponent)
+        if self.degree == 1 and self._rows(a).shape[0] <= SMALL_ROWS:
+            return self.from_canonical(
+                ints_to_limbs([pow(v, exponent, self.modulus) for v in self.to_ints(a)], self.base_limbs)
+            )
         nlimbs = max(1, (exponent.bit_length() + 63) // 64)
         return self._unary(K.k_pow, a, int_to_limbs(exponent, nlimbs))
 
@@ -190,9 +228,14 @@ class Field:
         """Batch inversion (Montgomery's trick); zero maps to zero, as in arkworks' batch_inverse."""
         ra = self._rows(a)
         out = self.empty(ra.shape[0])
-        chunks = max(1, min(64, ra.shape[0] // 1024))
-        with threads_for(ra.shape[0] * 3 * self.mul_cost):
-            K.k_batch_inv(self.tag, ra, out.reshape(ra.shape), chunks)
+        chunks = max(1, min(64, ra.shape[0] // 1024))  # one inversion each
+        run_ranges(
+            K.k_batch_inv,
+            (self.tag, ra, out.reshape(ra.shape)),
+            ra.shape[0],
+            ra.shape[0] * 3 * self.mul_cost,
+            parts=chunks,
+        )
         return out
 
     def powers(self, base: np.ndarray, n: int, start: np.ndarray | None = None) -> np.ndarray:
@@ -210,15 +253,18 @@ class Field:
             self.tag, self._rows(self.pow(b.reshape(1, *self.elem_shape), step)), self._rows(s[None]), starts
         )
         out = self.empty(n)
-        with threads_for(n * self.mul_cost):
-            K.k_powers_chunked(self.tag, starts, b, out.reshape(n, self.width), step)
+        run_ranges(
+            K.k_powers_chunked,
+            (self.tag, starts, b, out.reshape(n, self.width), step),
+            chunks,
+            n * self.mul_cost,
+        )
         return out
 
     def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ra, rb = self._rows(a), self._rows(b)
         out = np.empty(ra.shape[0], dtype=np.bool_)
-        with threads_for(ra.shape[0]):
-            K.k_eq_rows(self.tag, ra, rb, out)
+        run_ranges(K.k_eq_rows, (self.tag, ra, rb, out), ra.shape[0], ra.shape[0])
         return out
 
     def is_zero(self, a: np.ndarray) -> np.ndarray:

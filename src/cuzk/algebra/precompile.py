@@ -7,16 +7,21 @@ numba's on-disk cache (`__pycache__` beside the sources): a kernel compiled and 
 process is loaded, not compiled, by the next.
 
 `KERNELS` (cuzk/algebra/_kernel_manifest.py) lists, per command, the outermost kernels and
-signatures a cold run of that command compiled (recorded with `python tools/record_kernels.py
-record`). Before such a command runs, `precompile(command)` splits the list not yet cached in two
-(the Fq2 kernels and the rest, so the two sides share few callees), starts one helper process on
-one half, compiles the other half here, and waits for the helper. A warm cache costs one index
-read per kernel; a kernel missing from the list still compiles on first use, as before.
+signatures a cold run of that command compiled, and `COMPILE_S` the seconds each took (written
+by `python tools/record_kernels.py write`). Before such a command runs, `precompile(command)`
+splits the list not yet cached in two (the Fq2 kernels and the rest, so the two sides share few
+callees), starts one helper process on one half, compiles the other half here, and waits for
+the helper; its notice estimates the time from the recorded seconds of what is left. A warm
+cache costs one index read per kernel; a kernel missing from the list still compiles on first
+use, as before, and an entry that no longer matches its kernel is skipped. Measured on a fresh
+clone (2026-12-05, 2-core machine): 44 kernels for a first porep-tiny `cuzk prove` in 16.4 s
+wall on the two processes, 32 s of CPU.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -25,34 +30,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: CPU seconds to compile each whole list on a cold cache, measured 2026-12-04 on the 2-core machine
-#: while shared (`/usr/bin/time -v` of the `record` runs: setup 69 s, prove 104 s, verify 48 s)
-LIST_CPU_S = {"setup": 69.0, "prove": 104.0, "verify": 48.0}
-#: modules of point kernels (curve formulas inlined: several times a field kernel's compile time)
-_CURVE_MODULES = ("cuzk.algebra._curve_kernels", "cuzk.backends.cpu.msm", "cuzk.algebra.pippenger",
-                  "cuzk.algebra.encoding")  # fmt: skip
+#: compile seconds assumed for an entry the manifest has no figure for
+DEFAULT_COMPILE_S = 1.0
 
 
-def weight(entry: Entry) -> float:
-    """A kernel's relative compile cost, from the recorded compile times of 2026-12-04: a point
-    kernel about 4x a field kernel, an Fq2 one about 2.5x its Fq twin."""
-    base = 3.0 if entry[0] in _CURVE_MODULES else 0.7
-    return base * (2.5 if "FieldTag(fq2)" in entry[2] else 1.0)
+def estimate_s(here: Sequence[Entry], there: Sequence[Entry]) -> float:
+    """Wall seconds to compile `here` in this process while a helper compiles `there`: each
+    entry's recorded compile seconds (_kernel_manifest.COMPILE_S), the longer side's sum."""
+    from cuzk.algebra._kernel_manifest import COMPILE_S
 
+    def total(entries: Sequence[Entry]) -> float:
+        return sum(COMPILE_S.get(e, DEFAULT_COMPILE_S) for e in entries)
 
-def estimate_s(lists: Sequence[str], cold: Sequence[Entry]) -> float:
-    """Wall seconds to compile `cold` on two processes: each list's measured CPU time, shared out
-    over its entries by `weight`, summed over the cold ones, halved."""
-    from cuzk.algebra._kernel_manifest import KERNELS
-
-    cpu: dict[Entry, float] = {}
-    for name in lists:
-        entries = KERNELS.get(name, ())
-        total = sum(weight(e) for e in entries)
-        for e in entries:
-            if e in cold and e not in cpu:
-                cpu[e] = LIST_CPU_S.get(name, 0.0) * weight(e) / total
-    return sum(cpu.values()) / 2
+    return max(total(here), total(there))
 
 
 #: one manifest entry: (module, function qualname, signature as numba prints it)
@@ -103,11 +93,31 @@ def dispatcher(module: str, qualname: str) -> Any | None:
     return obj if hasattr(obj, "compile") and hasattr(obj, "_cache") else None
 
 
+def resolve(entry: Entry) -> tuple[Any, tuple[Any, ...]] | None:
+    """(dispatcher, argument types) of an entry that still matches its kernel, else None (the
+    kernel was renamed or removed, or its parameters changed since the list was recorded: a
+    stale entry, skipped; the kernel compiles on first use as without the list)."""
+    disp, sig = dispatcher(entry[0], entry[1]), signature(entry[2])
+    if disp is None or sig is None:
+        return None
+    try:
+        params = inspect.signature(disp.py_func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or len(params) != len(
+        sig
+    ):
+        return None
+    return disp, sig
+
+
 def is_cached(entry: Entry) -> bool:
-    """Whether numba's on-disk index already holds this kernel with this signature."""
-    disp = dispatcher(entry[0], entry[1])
-    if disp is None:
-        return True  # nothing to compile ahead
+    """Whether numba's on-disk index already holds this kernel with this signature (a stale
+    entry counts as cached: there is nothing to compile ahead for it)."""
+    found = resolve(entry)
+    if found is None:
+        return True
+    disp = found[0]
     try:
         index = disp._cache._cache_file._load_index()
     except Exception:  # no index yet, or a numba whose cache internals differ: compile it
@@ -116,13 +126,18 @@ def is_cached(entry: Entry) -> bool:
 
 
 def compile_entries(entries: Sequence[Entry]) -> int:
-    """Compile (or load from the cache) each entry; the number whose signature could be built."""
+    """Compile (or load from the cache) each entry; the number compiled. A stale entry, or one
+    numba refuses (a signature the kernel no longer types with), is skipped: compiling ahead is
+    an optimization, and the command compiles what it really calls on first use."""
     done = 0
-    for module, qualname, text in entries:
-        disp, sig = dispatcher(module, qualname), signature(text)
-        if disp is None or sig is None:
+    for entry in entries:
+        found = resolve(entry)
+        if found is None:
             continue
-        disp.compile(sig)
+        try:
+            found[0].compile(found[1])
+        except Exception:
+            continue
         done += 1
     return done
 
@@ -140,8 +155,22 @@ class Precompiled:
     processes: int
 
 
+_last: Precompiled | None = None
+
+
+def last() -> Precompiled | None:
+    """What the latest `precompile` of this process did (None: none ran), for a command's report."""
+    return _last
+
+
 def precompile(lists: Sequence[str], say: Callable[[str], None] | None = None) -> Precompiled:
     """Compile the kernels of the named lists not cached yet, on this process and one helper."""
+    global _last
+    _last = done = _precompile(lists, say)
+    return done
+
+
+def _precompile(lists: Sequence[str], say: Callable[[str], None] | None) -> Precompiled:
     from cuzk.algebra._kernel_manifest import KERNELS
 
     wanted = list(dict.fromkeys(e for name in lists for e in KERNELS.get(name, ())))
@@ -152,8 +181,9 @@ def precompile(lists: Sequence[str], say: Callable[[str], None] | None = None) -
     here, there = split(cold)
     if say is not None:
         say(
-            f"compiling {len(cold)} CPU kernels ({' + '.join(lists)}), once, on 2 processes: about "
-            f"{estimate_s(lists, cold):.0f} s (numba caches them on disk beside the sources)"
+            f"compiling {len(cold)} CPU kernels ({' + '.join(lists)}), once, on {2 if there else 1} "
+            f"process{'es' if there else ''}: about {estimate_s(here, there):.0f} s (numba caches them "
+            "on disk beside the sources)"
         )
     helper = None
     if there:

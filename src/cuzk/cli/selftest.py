@@ -210,7 +210,9 @@ class Checks:
             out = np.empty((xs.shape[0], 2 * F.width), dtype=np.uint64)
             ok = np.empty(xs.shape[0], dtype=np.bool_)
             largest = np.zeros(xs.shape[0], dtype=np.bool_)
-            k_decompress(curve.tag, xs.reshape(xs.shape[0], F.width), largest, ~largest, out, ok)
+            k_decompress(
+                curve.tag, xs.reshape(xs.shape[0], F.width), largest, ~largest, out, ok, 0, xs.shape[0]
+            )
             found.append(out[ok])
             total += int(ok.sum())
             if total >= n:

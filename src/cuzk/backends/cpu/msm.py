@@ -5,7 +5,8 @@ PoRep witness) are summed directly with mixed additions (the reference's
 batch_add), and only the rest go through Pippenger with signed window digits
 (buckets halve to 2^(c-1)), XYZZ bucket accumulators, a running-sum window
 reduction, and Horner combination of windows (the digit convention and the Horner step are
-shared with the CUDA backend: cuzk.algebra.pippenger). Windows run in parallel.
+shared with the CUDA backend: cuzk.algebra.pippenger). Windows run in parallel, on the kernel
+threads of cuzk.algebra._parallel.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from cuzk.algebra._curve_kernels import k_jac_to_affine, k_masked_sum
+from cuzk.algebra._curve_kernels import k_jac_to_affine
 from cuzk.algebra._jit_curves import (
     affine_is_inf,
     jac_add,
@@ -30,7 +31,7 @@ from cuzk.algebra._jit_curves import (
     xyzz_to_jac,
 )
 from cuzk.algebra._jit_fields import f_load, f_neg, f_one, f_store
-from cuzk.algebra._parallel import threads_for
+from cuzk.algebra._parallel import run_ranges
 from cuzk.algebra.curves import Curve
 from cuzk.algebra.fields import FR
 from cuzk.algebra.pippenger import SCALAR_BITS, combine_windows, signed_digits
@@ -51,14 +52,13 @@ def default_window(n: int) -> int:
     return max(2, min(16, int(math.log2(n) * 0.69) + 2))
 
 
-@njit(parallel=True, cache=True)
-def _window_sums(F, bases, idx, digits, c, out):
-    """out[w] = sum_i digits[i, w] * bases[idx[i]] as a Jacobian point, per window in parallel."""
+@njit(nogil=True, cache=True)
+def _window_sums(F, bases, idx, digits, c, out, lo, hi):
+    """out[w] = sum_i digits[i, w] * bases[idx[i]] as a Jacobian point, for windows w in [lo, hi)."""
     n = digits.shape[0]
-    windows = digits.shape[1]
     nbuckets = 1 << (c - 1)
     width = bases.shape[1] // 2
-    for w in prange(windows):
+    for w in range(lo, hi):
         buckets = np.empty((nbuckets, 4 * width), dtype=np.uint64)
         used = np.zeros(nbuckets, dtype=np.bool_)
         for i in range(n):
@@ -110,8 +110,12 @@ def pippenger(curve: Curve, bases_rows: np.ndarray, idx: np.ndarray, canon: np.n
     digits = signed_digits(canon, c)
     windows = digits.shape[1]
     sums = np.empty((windows, 3 * curve.field.width), dtype=np.uint64)
-    with threads_for(canon.shape[0] * windows * 10 * curve.field.mul_cost):
-        _window_sums(curve.tag, bases_rows, idx, digits, c, sums)
+    run_ranges(
+        _window_sums,
+        (curve.tag, bases_rows, idx, digits, c, sums),
+        windows,
+        canon.shape[0] * windows * 10 * curve.field.mul_cost,
+    )
     return combine_windows(curve, sums, c)
 
 
@@ -148,10 +152,7 @@ def msm(curve: Curve, bases_rows: np.ndarray, scalars: np.ndarray, window: int |
 
 def _masked_sum(curve: Curve, bases_rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
     chunks = max(1, min(64, int(mask.sum()) // 2048))
-    partial = np.empty((chunks, 3 * curve.field.width), dtype=np.uint64)
-    with threads_for(int(mask.sum()) * 10 * curve.field.mul_cost):
-        k_masked_sum(curve.tag, bases_rows, mask, partial)
-    return curve.sum_jacobian(partial.reshape(chunks, *curve.jac_shape))
+    return curve.sum_jacobian(curve.masked_partial_sums(bases_rows, mask, chunks))
 
 
 def masked_sum(curve: Curve, bases_rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -179,11 +180,11 @@ def _fill_table(F, base, c, windows, table):
             pw = jac_dbl(F, pw)
 
 
-@njit(parallel=True, cache=True)
-def _fixed_base(F, table_aff, scalars, c, windows, out):
+@njit(nogil=True, cache=True)
+def _fixed_base(F, table_aff, scalars, c, windows, out, lo, hi):
     per = (1 << c) - 1
     mask = np.uint64(per)
-    for i in prange(scalars.shape[0]):
+    for i in range(lo, hi):
         acc = jac_inf(F)
         for w in range(windows):
             bit = w * c
@@ -213,12 +214,20 @@ def fixed_base_mul(curve: Curve, base: np.ndarray, scalars: np.ndarray) -> np.nd
     table_j = np.empty((windows * ((1 << c) - 1), 3 * width), dtype=np.uint64)
     _fill_table(curve.tag, np.ascontiguousarray(base).reshape(1, -1), c, windows, table_j)
     table = np.empty((table_j.shape[0], 2 * width), dtype=np.uint64)
-    with threads_for(table_j.shape[0] * 6 * curve.field.mul_cost):
-        k_jac_to_affine(curve.tag, table_j, table, max(1, table_j.shape[0] // 4096))
+    rows = table_j.shape[0]
+    run_ranges(
+        k_jac_to_affine,
+        (curve.tag, table_j, table),
+        rows,
+        rows * 6 * curve.field.mul_cost,
+        max(1, rows // 4096),
+    )
     jac = np.empty((n, 3 * width), dtype=np.uint64)
-    with threads_for(n * windows * 11 * curve.field.mul_cost):
-        _fixed_base(curve.tag, table, canon, c, windows, jac)
+    run_ranges(
+        _fixed_base, (curve.tag, table, canon, c, windows, jac), n, n * windows * 11 * curve.field.mul_cost
+    )
     out = np.empty((n, 2 * width), dtype=np.uint64)
-    with threads_for(n * 6 * curve.field.mul_cost):
-        k_jac_to_affine(curve.tag, jac, out, max(1, min(256, n // 4096)))
+    run_ranges(
+        k_jac_to_affine, (curve.tag, jac, out), n, n * 6 * curve.field.mul_cost, max(1, min(256, n // 4096))
+    )
     return out.reshape(n, *curve.affine_shape)

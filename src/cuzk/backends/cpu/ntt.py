@@ -1,4 +1,4 @@
-"""Radix-2 NTT over Fr on the CPU (numba, parallel over the butterflies of each stage).
+"""Radix-2 NTT over Fr on the CPU (numba; each stage's butterflies in chunks on the kernel threads).
 
 Forward transforms are decimation-in-time on a bit-reversed copy, so input and
 output are both in natural order. Twiddles are omega^t for t < n/2, cached per
@@ -13,11 +13,11 @@ from collections import OrderedDict
 from threading import Lock
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from cuzk.algebra import constants as C
 from cuzk.algebra._jit_fields import FR_TAG, f_add, f_load, f_mul, f_store, f_sub
-from cuzk.algebra._parallel import threads_for
+from cuzk.algebra._parallel import run_ranges
 from cuzk.algebra.domain import check_root, log2_exact, powers
 from cuzk.algebra.fields import FR, fr_mont
 
@@ -36,10 +36,9 @@ def _reverse_bits(x, bits):
     return r
 
 
-@njit(parallel=True, cache=True)
-def _bit_reverse_copy(src, dst, log_n):
-    n = src.shape[0]
-    for i in prange(n):
+@njit(nogil=True, cache=True)
+def _bit_reverse_copy(src, dst, log_n, lo, hi):
+    for i in range(lo, hi):
         r = _reverse_bits(i, log_n)
         for k in range(src.shape[1]):
             dst[r, k] = src[i, k]
@@ -61,14 +60,14 @@ def _butterfly(F, a, i0, i1, w):
     f_store(F, a, i1, 0, f_sub(F, u, v))
 
 
-@njit(parallel=True, cache=True)
-def _stages_in_blocks(F, a, hi, lo, split_bits, log_block):
-    """The first log_block stages: their butterflies stay inside aligned blocks of
-    2^log_block points, so each block runs all of them while it sits in cache,
-    and one parallel launch covers them all."""
+@njit(nogil=True, cache=True)
+def _stages_in_blocks(F, a, hi, lo, split_bits, log_block, first, last):
+    """The first log_block stages of the blocks [first, last): their butterflies stay inside
+    aligned blocks of 2^log_block points, so each block runs all of them while it sits in
+    cache, and one launch covers them all."""
     n = a.shape[0]
     size = 1 << log_block
-    for blk in prange(n // size):
+    for blk in range(first, last):
         base = blk * size
         half = 1
         while half < size:
@@ -80,25 +79,25 @@ def _stages_in_blocks(F, a, hi, lo, split_bits, log_block):
             half *= 2
 
 
-@njit(parallel=True, cache=True)
-def _stage(F, a, hi, lo, split_bits, half, stride):
-    """One later stage, parallel over its n/2 butterflies."""
-    for b in prange(a.shape[0] // 2):
+@njit(nogil=True, cache=True)
+def _stage(F, a, hi, lo, split_bits, half, stride, first, last):
+    """One later stage, the butterflies [first, last) of its n/2."""
+    for b in range(first, last):
         j = b % half
         i0 = (b // half) * 2 * half + j
         _butterfly(F, a, i0, i0 + half, _twiddle(F, hi, lo, j * stride, split_bits))
 
 
-@njit(parallel=True, cache=True)
-def _scale_by(F, a, factors):
-    for i in prange(a.shape[0]):
+@njit(nogil=True, cache=True)
+def _scale_by(F, a, factors, lo, hi):
+    for i in range(lo, hi):
         f_store(F, a, i, 0, f_mul(F, f_load(F, a, i, 0), f_load(F, factors, i, 0)))
 
 
-@njit(parallel=True, cache=True)
-def _scale_const(F, a, s):
+@njit(nogil=True, cache=True)
+def _scale_const(F, a, s, lo, hi):
     c = f_load(F, s, 0, 0)
-    for i in prange(a.shape[0]):
+    for i in range(lo, hi):
         f_store(F, a, i, 0, f_mul(F, f_load(F, a, i, 0), c))
 
 
@@ -147,21 +146,24 @@ class CpuNtt:
         out = np.empty_like(rows)
         n = rows.shape[0]
         log_block = min(log_n, _BLOCK_LOG)
-        with threads_for(n // 2):  # per stage: n/2 butterflies
-            _bit_reverse_copy(rows, out, log_n)
-            _stages_in_blocks(FR_TAG, out, tw.hi, tw.lo, tw.split_bits, log_block)
-            half = 1 << log_block
-            while half < n:
-                _stage(FR_TAG, out, tw.hi, tw.lo, tw.split_bits, half, n // (2 * half))
-                half *= 2
+        work = n // 2  # per stage: n/2 butterflies
+        run_ranges(_bit_reverse_copy, (rows, out, log_n), n, work)
+        run_ranges(
+            _stages_in_blocks, (FR_TAG, out, tw.hi, tw.lo, tw.split_bits, log_block), n >> log_block, work
+        )
+        half = 1 << log_block
+        while half < n:
+            run_ranges(
+                _stage, (FR_TAG, out, tw.hi, tw.lo, tw.split_bits, half, n // (2 * half)), n // 2, work
+            )
+            half *= 2
         return out
 
     def ntt(self, a: np.ndarray, omega: int, coset: int | None = None) -> np.ndarray:
         if coset is not None:
             a = a.copy()
             factors = powers(coset, a.shape[0])
-            with threads_for(a.shape[0]):
-                _scale_by(FR_TAG, FR._rows(a), factors)
+            run_ranges(_scale_by, (FR_TAG, FR._rows(a), factors), a.shape[0], a.shape[0])
         return self._transform(a, omega)
 
     def intt(self, a: np.ndarray, omega: int, coset: int | None = None) -> np.ndarray:
@@ -169,9 +171,8 @@ class CpuNtt:
         out = self._transform(a, pow(omega, -1, C.R))
         n_inv = pow(n, -1, C.R)
         factors = None if coset is None else powers(pow(coset, -1, C.R), n, start=n_inv)
-        with threads_for(n):
-            if factors is None:
-                _scale_const(FR_TAG, out, fr_mont(n_inv)[None])
-            else:
-                _scale_by(FR_TAG, out, factors)
+        if factors is None:
+            run_ranges(_scale_const, (FR_TAG, out, fr_mont(n_inv)[None]), n, n)
+        else:
+            run_ranges(_scale_by, (FR_TAG, out, factors), n, n)
         return out
