@@ -112,7 +112,13 @@ class EngineCore:
 
     # --- the inbox -----------------------------------------------------------------------------
     def post(self, event: ev.Event) -> None:
-        """Queue an event for the loop (after Stop: applied at once in the caller's thread)."""
+        """Queue an event for the loop (after Stop: applied at once in the caller's thread).
+
+        From the loop's own thread (a job listener that calls back into the engine) the event is
+        applied at once too: waiting there for the loop would wait forever."""
+        if threading.current_thread() is self._thread:
+            self._apply(event)
+            return
         with self._post_lock:
             if not self._stopped:
                 self._inbox.put(event)
