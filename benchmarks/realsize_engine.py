@@ -114,7 +114,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     from cuzk.circuits import get_circuit
     from cuzk.cli.bench_batch import busy_figures
-    from cuzk.engine import Engine, EngineConfig, JobStatus, Priority, ProofRequest, work
+    from cuzk.engine import Engine, EngineConfig, JobStatus, Priority, ProofRequest
 
     RESULTS["args"] = vars(args)
     for name in (args.circuit, args.winning):
@@ -131,7 +131,7 @@ def main() -> int:
         result_retention_s=3600,
     )
     engine = Engine(cfg)
-    backend = work.device_backend(args.backend, 0)
+    backend = engine.backends[0]  # the engine's own, its settings fixed
     RESULTS["backend"] = backend.describe()
     RESULTS["urgent_lane"] = engine.urgent_lane
     ws = engine.working_set(args.circuit)

@@ -65,10 +65,10 @@ def test_concurrent_first_requests_share_one_instance(monkeypatch: pytest.Monkey
     made: list[int] = []
     real = backends._make
 
-    def slow_make(name: str, device: int):
+    def slow_make(name: str, device: int, settings: dict):
         made.append(device)
         threading.Event().wait(0.02)
-        return real(name, device)
+        return real(name, device, settings)
 
     monkeypatch.setattr(backends, "_make", slow_make)
     device = 4242
@@ -92,3 +92,11 @@ def test_concurrent_first_requests_share_one_instance(monkeypatch: pytest.Monkey
 def test_bad_device_ordinals(device: object) -> None:
     with pytest.raises(BackendUnavailableError, match="ordinal"):
         get_backend("cpu", device=device)  # type: ignore[arg-type]
+
+
+def test_backend_level_toggles_become_constructor_settings() -> None:
+    """An engine's backend is made with its settings (issue 30), not switched at run time."""
+    assert backends.backend_settings({"staging.pinned": True, "msm.window.h": 12}) == {"pinned_staging": True}
+    assert backends.backend_settings({"msm.window.h": 12}) == {}
+    # the host has nothing to set: every CPU engine shares the one CPU backend of its device
+    assert get_backend("cpu", settings={"pinned_staging": True}) is get_backend("cpu")

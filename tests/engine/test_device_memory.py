@@ -40,14 +40,15 @@ def test_a_job_that_cannot_fit_the_card_fails_at_once_naming_the_numbers(monkeyp
         card = (
             work.DEVICE_MARGIN_BYTES + ws.device_peak + (workers - 1) * ws.device_staged - 1
         )  # one byte short
-        engine.on_device, engine.abc_on_worker = True, False  # as on a GPU, whose card is FakeCard
-        monkeypatch.setattr(work, "device_backend", lambda name, device: FakeCard(card))
-        monkeypatch.setattr("cuzk.engine.engine.srs_footprint", lambda cfg, circuit, device: (0, 0))
+        stage = engine.dispatcher  # the stage that admits a batch to a device
+        stage.on_device, stage.abc_on_worker = True, False  # as on a GPU, whose card is FakeCard
+        monkeypatch.setitem(engine.backends, 0, FakeCard(card))  # the engine's own backend for device 0
+        monkeypatch.setattr("cuzk.engine.stages.srs_footprint", lambda cfg, circuit, backend: (0, 0))
         res = engine.submit(ProofRequest(circuit="porep-tiny", seed=1)).result(60)
         assert res.status is JobStatus.FAILED
         assert "BudgetExceededError" in res.error and "device 0's memory" in res.error
         assert f"{workers - 1} other GPU worker(s)" in res.error and "gpu.workers_per_device" in res.error
-        reason = engine._device_refusal("porep-tiny", 0, 1, ws, 0)
+        reason = stage.device_refusal("porep-tiny", 0, 1, ws, 0)
         assert reason is not None
-        monkeypatch.setattr(work, "device_backend", lambda name, device: FakeCard(card + 1))
-        assert engine._device_refusal("porep-tiny", 0, 1, ws, 0) is None  # exactly fits
+        monkeypatch.setitem(engine.backends, 0, FakeCard(card + 1))
+        assert stage.device_refusal("porep-tiny", 0, 1, ws, 0) is None  # exactly fits

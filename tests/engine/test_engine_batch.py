@@ -43,7 +43,7 @@ def engine() -> Iterator[Engine]:
 def clean(engine) -> Iterator[None]:
     yield
     HOOKS.clear()
-    if not engine._closed:
+    if not engine.core.closed:
         assert engine.wait_idle(WAIT)
         assert in_flight_beyond_srs(engine) == 0
 

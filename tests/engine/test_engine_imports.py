@@ -53,4 +53,5 @@ def test_no_engine_module_imports_one_that_imports_it_back() -> None:
 def test_the_check_finds_a_loop() -> None:
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(g) == [["a", "b", "c", "a"]]
-    assert f"{ROOT}.model" in graph()[f"{ROOT}.gpu"]  # the stages reach the data through model.py
+    assert f"{ROOT}.events" in graph()[f"{ROOT}.gpu"]  # the stages reach the core through events.py
+    assert f"{ROOT}.gpu" not in graph()[f"{ROOT}.core"]  # and the core knows no stage

@@ -4,14 +4,19 @@
 automatic choice; asking for `cuda` where there is none is an error, never a
 silent fallback.
 
-There is one instance per (name, device), made on first request under a lock, so
+There is one instance per (name, device, settings), made on first request under a lock, so
 threads asking at once share it: `get_backend("cuda", device=1)` is the second GPU,
 `get_backend("cpu", device=k)` a distinct logical CPU device (multi-device paths in CI).
+A backend's settings (`settings=`, its constructor's keywords; `backend_settings` maps the
+backend-level toggles to them) are fixed when it is made: an engine, or each side of a bench,
+asks for the instance with its own settings, and nothing changes a shared one at run time.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
+from typing import Any
 
 from cuzk import config
 from cuzk.backends.base import Backend, Bases, CsrMatrix
@@ -39,11 +44,20 @@ def available_backends() -> list[str]:
     return ["cpu"] + ([] if cuda_unavailable_reason() else ["cuda"])
 
 
-_instances: dict[tuple[str, int], Backend] = {}
+_instances: dict[tuple[str, int, tuple[tuple[str, Any], ...]], Backend] = {}
 _instances_lock = threading.Lock()
 
+#: Backend-level toggles (cuzk.toggles names) and the constructor setting each one becomes.
+#: The CPU backend has none: it ignores settings.
+SETTING_OF_TOGGLE = {"staging.pinned": "pinned_staging"}
 
-def _make(name: str, device: int) -> Backend:
+
+def backend_settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The constructor settings named by backend-level toggles among `values` (resolved toggles)."""
+    return {arg: values[t] for t, arg in SETTING_OF_TOGGLE.items() if t in values}
+
+
+def _make(name: str, device: int, settings: Mapping[str, Any]) -> Backend:
     # The factory is the one module outside a backend that imports its implementation
     # (the layer test's allowlist names these two imports).
     if name == "cpu":
@@ -62,11 +76,15 @@ def _make(name: str, device: int) -> Backend:
         )
     from cuzk.backends.cuda import CudaBackend
 
-    return CudaBackend(device=device)
+    return CudaBackend(device=device, **settings)
 
 
-def get_backend(name: str | None = None, *, device: int = 0) -> Backend:
-    """The backend named (cpu | cuda | auto) on device `device`; None reads CUZK_BACKEND, default auto."""
+def get_backend(
+    name: str | None = None, *, device: int = 0, settings: Mapping[str, Any] | None = None
+) -> Backend:
+    """The backend named (cpu | cuda | auto) on device `device`; None reads CUZK_BACKEND, default auto.
+
+    `settings`: constructor settings (see `backend_settings`), fixed for the instance's life."""
     chosen = (name or config.get().backend.name).strip().lower()
     if chosen not in NAMES:
         raise BackendUnavailableError(f"unknown backend {chosen!r}; choose one of {', '.join(NAMES)}")
@@ -74,9 +92,10 @@ def get_backend(name: str | None = None, *, device: int = 0) -> Backend:
         raise BackendUnavailableError(f"a device is an ordinal >= 0, got {device!r}")
     if chosen == "auto":
         chosen = "cuda" if cuda_unavailable_reason() is None else "cpu"
-    key = (chosen, device)
+    fixed = {} if chosen == "cpu" else dict(settings or {})
+    key = (chosen, device, tuple(sorted(fixed.items())))
     with _instances_lock:
         backend = _instances.get(key)
         if backend is None:
-            backend = _instances[key] = _make(chosen, device)
+            backend = _instances[key] = _make(chosen, device, fixed)
     return backend

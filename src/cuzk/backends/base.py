@@ -282,13 +282,6 @@ class Backend(ABC):
         the CPU; the backend's own methods never need it."""
         return nullcontext()
 
-    def apply_toggles(self, values: Mapping[str, Any]) -> None:  # noqa: B027 - nothing to switch on the host
-        """Take the backend-level toggles (cuzk.toggles names, resolved values); others are ignored.
-
-        A backend is shared per device, so callers comparing settings (bench ab) apply
-        theirs before each run.
-        """
-
     def synchronize(self) -> None:  # noqa: B027 - a no-op is right for synchronous backends
         """Wait for queued work (a no-op where work is synchronous)."""
 

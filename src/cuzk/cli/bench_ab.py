@@ -92,14 +92,15 @@ class _Side:
     """One side's prover: a LocalProver on a backend configured by the side's toggles."""
 
     def __init__(self, circuit: str, settings: dict[str, Any], backend_name: str | None) -> None:
-        from cuzk.backends import get_backend
+        from cuzk.backends import backend_settings, get_backend
         from cuzk.engine import LocalProver
         from cuzk.toggles import resolved
 
         self.values = resolved(settings)
         self.settings = settings
         self.circuit = circuit
-        self.backend = get_backend(backend_name)
+        # each side's own backend, its settings fixed (one instance where the two sides agree)
+        self.backend = get_backend(backend_name, settings=backend_settings(self.values))
         g2 = get_backend("cpu") if self.values["msm.g2_on"] == "cpu" else self.backend
         self.prover = LocalProver(self.backend, g2_backend=g2, precompute=self.values["msm.precompute"])
 
@@ -109,7 +110,6 @@ class _Side:
 
         tl = Timeline(self.circuit)
         request = ProofRequest(circuit=self.circuit, seed=seed, options=self.settings)
-        self.backend.apply_toggles(self.values)  # the backend is shared by both sides: set before each run
         t0 = time.perf_counter()
         self.prover.prove(request, timeline=tl)
         wall = time.perf_counter() - t0

@@ -55,7 +55,7 @@ def run_single(
     say: Any = None,
 ) -> dict[str, Any]:
     """Prove `runs` times; returns per-phase medians (seconds), setup facts and the timelines."""
-    from cuzk.backends import get_backend
+    from cuzk.backends import backend_settings, get_backend
     from cuzk.circuits import get_circuit
     from cuzk.engine import LocalProver, ProofRequest
     from cuzk.instrument import Timeline
@@ -66,8 +66,7 @@ def run_single(
     from cuzk.toggles import resolved
 
     values = resolved(settings)
-    backend = get_backend(backend_name)
-    backend.apply_toggles(values)
+    backend = get_backend(backend_name, settings=backend_settings(values))  # its settings fixed
     g2_on_cpu = g2_on_cpu or (settings or {}).get("msm.g2_on") == "cpu"
     local = LocalProver(
         backend,

@@ -1,7 +1,7 @@
 """GPU workers: `gpu_workers_per_device` threads per device, one lock per device around `start`.
 
-A worker takes the next unit (one partition index of one batch: k synthesized
-witnesses) from its device's queue, copies the hand-over out of shared memory,
+A worker takes the next unit id from its device's queue and asks the core for
+its work (one partition index of one batch: k synthesized witnesses), copies the hand-over out of shared memory,
 and holds the device lock only for the prover's `start` (NTTs, H, the G1
 MSMs), so one worker's host work (copies, and the finalizer's G2 MSM and
 assembly) overlaps the other worker's kernels. The wait for the lock and the
@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cuzk.engine import work
+from cuzk.engine.events import FinalizeWork, GpuWork, Proved, TakeGpu, UnitDropped, UnitFailed
 from cuzk.engine.scheduler import URGENT_KEY
 from cuzk.instrument import Span, Timeline
 
 if TYPE_CHECKING:
-    from cuzk.engine.model import Unit
+    from cuzk.engine.core import EngineCore
     from cuzk.engine.scheduler import WorkQueue
 
 
@@ -158,31 +159,31 @@ class WorkerState:
 
 
 class GpuWorker(threading.Thread):
-    """One GPU worker thread: unit in, `start` under the device lock, unit out to the finalizers."""
+    """One GPU worker thread: a unit id in, its GpuWork from the core, `start` under the device
+    lock, Proved to the core, then the FinalizeWork to `handoff` (the finalizers' queue, or the
+    finalizer run on this thread with finalize.split off)."""
 
     def __init__(
         self,
         *,
+        core: EngineCore,
         device: int,
         index: int,
-        backend_name: str,
         lock: DeviceLock,
-        queue: WorkQueue[Unit],
-        handoff: Callable[[Unit], None],
-        fail: Callable[[Unit, str], None],
+        queue: WorkQueue[int],
+        handoff: Callable[[FinalizeWork], None],
         hooks: Any,
         prestage: bool = True,
         urgent_only: bool = False,
     ) -> None:
         super().__init__(name=f"cuzk-gpu-{device}.{index}{'u' if urgent_only else ''}", daemon=True)
+        self.core = core
         self.urgent_only = urgent_only  # the urgent lane's worker: HIGH and CRITICAL units only
         self.prestage = prestage  # upload.prestage: build the device vectors before taking the lock
         self.device = device
-        self.backend_name = backend_name
         self.lock = lock
         self.queue = queue
         self.handoff = handoff
-        self.fail = fail
         self.hooks = hooks
         self.state = WorkerState(device, index)
         self._state_lock = threading.Lock()
@@ -196,25 +197,34 @@ class GpuWorker(threading.Thread):
             self.state.state, self.state.job, self.state.partition = state, job, partition
 
     def run(self) -> None:
-        while (unit := self.queue.get(max_first=URGENT_KEY if self.urgent_only else None)) is not None:
+        while (uid := self.queue.get(max_first=URGENT_KEY if self.urgent_only else None)) is not None:
+            unit: GpuWork | None = None
             try:
-                self._prove(unit)
+                unit = self.core.call(TakeGpu(uid))
+                if unit is not None:
+                    self._prove(unit)
             except Exception as exc:  # a hook or a hand-off that raised: the unit fails, the worker stays
-                self.fail(unit, f"partition {unit.partition} GPU stage failed: {type(exc).__name__}: {exc}")
+                where = f"partition {unit.partition} " if unit is not None else ""
+                self.core.post(UnitFailed(uid, f"{where}GPU stage failed: {type(exc).__name__}: {exc}"))
             finally:
                 self._set("idle")
 
-    def _prove(self, unit: Unit) -> None:
-        if not unit.drop_dead():  # every job of the unit ended while it waited
-            unit.finish()
-            return
-        self._set("preparing", unit.members[0].job.job_id, unit.partition)
+    def _prove(self, unit: GpuWork) -> None:
+        results: list[Any] = list(unit.results)  # this worker's to close
+
+        def close() -> None:
+            for r in results:
+                r.close()
+            results.clear()
+
+        self._set("preparing", unit.job_ids[0], unit.partition)
         tl = Timeline(unit.label)
         try:
-            for m in unit.members:
-                self.hooks.call("before_gpu", m.job.job_id, unit.partition)
-            if not unit.drop_dead():  # ended while this worker waited at the partition boundary
-                unit.finish()
+            for job_id in unit.job_ids:
+                self.hooks.call("before_gpu", job_id, unit.partition)
+            if unit.dead.is_set():  # every job ended while this worker waited at the partition boundary
+                close()
+                self.core.post(UnitDropped(unit.unit_id))
                 return
             attrs = {"worker": self.name, "device": self.device, "partition": unit.partition, "k": unit.k,
                      "unit": unit.label}  # fmt: skip
@@ -223,24 +233,24 @@ class GpuWorker(threading.Thread):
             assign = None
             if self.prestage:
                 with tl.span("gpu_prepare", **attrs):
-                    assign = work.stage(unit.resident, unit.results(), tl)
-                unit.close_results()
-            self._set("waiting", unit.members[0].job.job_id, unit.partition)
+                    assign = work.stage(unit.resident, results, tl)
+                close()
+            self._set("waiting", unit.job_ids[0], unit.partition)
             backend = unit.resident.srs.backend
-            need = unit.k * unit.batch.ws.device_peak
-            with self.lock.hold(tl, backend, priority=int(unit.batch.priority), need=need,
+            with self.lock.hold(tl, backend, priority=unit.priority, need=unit.need,
                                 room=lambda: work.device_room(backend), **attrs) as checkpoint:  # fmt: skip
-                self._set("proving", unit.members[0].job.job_id, unit.partition)
+                self._set("proving", unit.job_ids[0], unit.partition)
                 if assign is None:
-                    assign = work.stage(unit.resident, unit.results(), tl)
-                    unit.close_results()
-                unit.pending = work.start(assign(), unit.resident, unit.windows, checkpoint=checkpoint)
+                    assign = work.stage(unit.resident, results, tl)
+                    close()
+                pending = work.start(assign(), unit.resident, unit.windows, checkpoint=checkpoint)
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
-            unit.close_results()
-            self.fail(unit, f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}")
+            close()
+            msg = f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}"
+            self.core.post(UnitFailed(unit.unit_id, msg))
             return
-        unit.release_abc()
-        unit.record(tl, attrs)
-        for m in unit.members:
-            self.hooks.call("after_gpu", m.job.job_id, unit.partition)
-        self.handoff(unit)
+        fin: FinalizeWork | None = self.core.call(Proved(unit.unit_id, pending, tl, attrs))
+        for job_id in unit.job_ids:
+            self.hooks.call("after_gpu", job_id, unit.partition)
+        if fin is not None:
+            self.handoff(fin)

@@ -1,17 +1,19 @@
 """The engine's data: jobs, their results and handles, batches, and units (one partition index of
 one batch, through synthesis, the GPU and finalize).
 
-Nothing here imports the engine: a Batch reports a finished unit through the callable it was
-given, and a JobHandle cancels through the object it was given, so the stages (gpu.py,
-finalize.py) and the engine (engine.py) import this module and it imports neither.
+Plain records owned by one thread, the core's loop (cuzk.engine.core): a job's identity fields
+(request, key, partitions, priority) are fixed at construction and may be read anywhere; its
+state (status, units, proofs, result) and every batch and unit are read and written by the core
+only. Nothing here calls back into the engine: a JobHandle cancels through the object it was
+given.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import enum
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -85,18 +87,16 @@ class Job:
         self.units: list[Unit] = []
         self.proofs: dict[int, Proof] = {}
         self.inputs: dict[int, list[int]] = {}
-        self.lock = threading.Lock()
         self.queue_position = 0  # jobs ahead of it in the intake queue when it was accepted
 
     @property
     def finished(self) -> bool:
         return self.done.is_set()
 
-    def add_spans(self, spans: list[Span]) -> None:
+    def add_spans(self, spans: list[Span]) -> None:  # the core's
         tmp = Timeline(self.job_id)
         tmp.spans = spans
-        with self.lock:
-            self.timeline.merge(tmp)
+        self.timeline.merge(tmp)
 
     def task(self, partition: int, compute_abc: bool) -> SynthTask:
         req = self.request
@@ -140,13 +140,39 @@ class JobHandle:
         return self._engine.cancel(self.job_id)
 
 
-# --- units: one partition index of one batch, through synthesis, GPU and finalize ----------------
+# --- batches and units: data the core owns; no callbacks, no back-reference to the engine -----------
+
+
+class UnitState(enum.Enum):
+    """Where a unit is; only the core (cuzk.engine.core) changes it, on an event."""
+
+    PLANNED = "planned"  # made by the core for a feeder; its memory not yet reserved
+    SYNTHESIZING = "synthesizing"  # memory reserved; its members' witnesses being made
+    QUEUED = "queued"  # every witness in: waiting in its device's GPU queue
+    PROVING = "proving"  # a GPU worker took it (its witnesses are the worker's now)
+    FINALIZING = "finalizing"  # `start` done: G2 MSM, assembly, verification
+    DONE = "done"  # its proofs went to their jobs; everything given back
+    DROPPED = "dropped"  # failed, or every job of it ended; everything given back
+
+
+#: What the status page shows for a partition in each unit state.
+PARTITION_VIEW = {
+    UnitState.PLANNED: "pending",
+    UnitState.SYNTHESIZING: "synthesizing",
+    UnitState.QUEUED: "synth_done",
+    UnitState.PROVING: "gpu",
+    UnitState.FINALIZING: "finalizing",
+    UnitState.DONE: "done",
+    UnitState.DROPPED: "pending",
+}
 
 
 @dataclass
 class Member:
+    """One job's share of a unit: its witness (None until synthesized or once handed on)."""
+
     job: Job
-    result: SynthResult | None = None
+    result: SynthResult | WitnessHandOver | None = None
     resolved: bool = False
 
 
@@ -155,9 +181,8 @@ class Batch:
 
     def __init__(
         self, jobs: list[Job], device: int, lease: SrsLease, seq: int, *, toggles: Mapping[str, Any],
-        on_unit_done: Callable[[], None], ws: work.WorkingSet | None = None,
+        ws: work.WorkingSet | None = None,
     ) -> None:  # fmt: skip
-        self.on_unit_done = on_unit_done  # the engine's count of units not yet finished
         self.jobs = jobs
         self.device = device
         self.lease = lease
@@ -170,11 +195,10 @@ class Batch:
         self.windows = windows({**toggles, **jobs[0].request.options})
         self.ws = ws or work.working_set(self.circuit)  # the engine's model for its backend
         self.partitions = max(j.partitions for j in jobs)
-        #: the next partition index to become a Unit: units are made one at a time as the feeder
-        #: takes them, so a queued job costs O(1) whatever its partition count (issue 32)
+        #: the next partition index to become a Unit: units are made one at a time as a feeder
+        #: asks for them, so a queued job costs O(1) whatever its partition count (issue 32)
         self.next_partition = 0
-        self._left = self.partitions
-        self._lock = threading.Lock()
+        self.left = self.partitions  # partitions not yet finished or dropped; the lease goes at 0
 
     def key(self) -> tuple[int, int, int]:
         """Its place in the synthesis queue: priority, then batch order, then partition."""
@@ -183,105 +207,55 @@ class Batch:
     def dead(self) -> bool:
         return all(j.finished for j in self.jobs)
 
-    def unit_finished(self, n: int = 1) -> None:
-        """`n` of its partitions are done with (proved, failed, or dropped before becoming units)."""
-        with self._lock:
-            self._left -= n
-            last = self._left == 0
-        if last:
-            self.lease.release()
-
 
 class Unit:
-    """Partition `partition` of every job of a batch that has one: k witnesses, one batched pass."""
+    """Partition `partition` of every live job of a batch that has one: k witnesses, one batched pass."""
 
-    def __init__(self, batch: Batch, partition: int) -> None:
+    def __init__(self, uid: int, batch: Batch, partition: int) -> None:
+        self.uid = uid
         self.batch = batch
         self.partition = partition
-        self.members = [Member(j) for j in batch.jobs if j.partitions > partition]
+        self.members = [Member(j) for j in batch.jobs if j.partitions > partition and not j.finished]
+        self.state = UnitState.PLANNED
         self.reservation: Reservation | None = None
-        self.pending: Any = None
-        self.dead = threading.Event()  # set once every member's job has ended
-        self._lock = threading.Lock()
-        self._finished = False
+        #: set once every member's job has ended: a feeder waiting for memory gives up on it
+        self.dead = threading.Event()
         self.label = f"batch-{batch.seq}/p{partition}"
 
-    key = property(lambda self: (-int(self.batch.priority), self.batch.seq, self.partition))
-    circuit = property(lambda self: self.batch.circuit)
-    device = property(lambda self: self.batch.device)
-    resident = property(lambda self: self.batch.lease.value)
-    windows = property(lambda self: self.batch.windows)
-    k = property(lambda self: len(self.members))
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (-int(self.batch.priority), self.batch.seq, self.partition)
 
-    def check_dead(self) -> None:
-        if all(m.job.finished for m in self.members):
-            self.dead.set()
+    @property
+    def k(self) -> int:
+        return len(self.members)
 
-    def _drop(self, m: Member) -> None:
+    def member(self, job_id: str) -> Member | None:
+        return next((m for m in self.members if m.job.job_id == job_id), None)
+
+    def drop(self, m: Member) -> None:
+        """Take a member out (its job ended): its witness closed, its share of memory given back."""
         if m.result is not None:
             m.result.close()
             m.result = None
         if self.reservation is not None:
             self.reservation.release(min(self.batch.ws.total, self.reservation.nbytes))
+        self.members = [x for x in self.members if x is not m]
 
-    def drop_dead(self) -> bool:
-        """Drop the members whose job has ended (their buffers and memory released); any left?"""
-        with self._lock:
-            live = []
-            for m in self.members:
-                if m.job.finished:
-                    self._drop(m)
-                else:
-                    live.append(m)
-            self.members = live
-            return bool(live)
+    def drop_ended(self) -> bool:
+        """Drop the members whose job has ended; any left?"""
+        for m in [m for m in self.members if m.job.finished]:
+            self.drop(m)
+        return bool(self.members)
 
-    def resolve(self, m: Member, result: SynthResult | None) -> bool:
-        """Record one member's synthesis outcome (None: dropped); True once the unit is complete."""
-        with self._lock:
-            m.resolved = True
-            if result is None or m.job.finished:
-                if result is not None:
-                    result.close()
-                self._drop(m)
-                self.members = [x for x in self.members if x is not m]
-            else:
-                m.result = result
-            return all(x.resolved for x in self.members)
-
-    def results(self) -> list[SynthResult]:
-        return [m.result for m in self.members]  # type: ignore[misc]
-
-    def close_results(self) -> None:
+    def release(self) -> None:
+        """Give back everything the unit still holds (its witnesses and its memory)."""
         for m in self.members:
             if m.result is not None:
                 m.result.close()
                 m.result = None
-
-    def release_abc(self) -> None:
         if self.reservation is not None:
-            self.reservation.release(min(self.batch.ws.abc * self.k, self.reservation.nbytes))
-
-    def record(self, tl: Timeline, attrs: Mapping[str, Any]) -> None:
-        for m in self.members:
-            spans = [dataclasses.replace(s, attrs={**attrs, **s.attrs}) for s in tl.spans]
-            m.job.add_spans(spans)
-
-    def finish(self) -> None:
-        """The unit is done (proved, failed or dropped): give back everything it still holds."""
-        with self._lock:
-            if self._finished:
-                return
-            self._finished = True
-            for m in self.members:
-                if m.result is not None:
-                    m.result.close()
-                    m.result = None
-            if self.reservation is not None:
-                self.reservation.release()
-            self.pending = None
-        self.batch.unit_finished()
-        self.batch.on_unit_done()
+            self.reservation.release()
 
 
 @dataclass

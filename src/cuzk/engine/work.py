@@ -52,13 +52,14 @@ FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
 _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
 
 
-def device_backend(name: str, device: int) -> Backend:
-    """The backend that runs kernels on `device` (with the CPU backend every device is the CPU)."""
+def device_backend(name: str, device: int, settings: Mapping[str, Any] | None = None) -> Backend:
+    """The backend that runs kernels on `device` (with the CPU backend every device is the CPU),
+    with these constructor settings (cuzk.backends.backend_settings) fixed for its life."""
     from cuzk.backends import get_backend
     from cuzk.errors import UsageError
 
     try:
-        return get_backend(name, device=device)
+        return get_backend(name, device=device, settings=settings)
     except TypeError:  # a get_backend without device keys: one backend per name
         backend = get_backend(name)
     if device != 0 and backend.name != "cpu":
@@ -193,7 +194,7 @@ class Resident:
 
 def load_resident(
     name: str,
-    backend_name: str,
+    backend_name: str | Backend,
     device: int,
     *,
     g2_on_cpu: bool,
@@ -201,11 +202,12 @@ def load_resident(
     precompute: int = 1,
 ) -> Resident:
     """Parameters for `name` on `device` (generated and cached once when absent), made resident;
-    `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle)."""
+    `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle).
+    `backend_name`: a backend's name, or the Backend itself (an engine's, its settings fixed)."""
     from cuzk.engine.keys import KeyId
     from cuzk.engine.load import load_key
 
-    backend = device_backend(backend_name, device)
+    backend = device_backend(backend_name, device) if isinstance(backend_name, str) else backend_name
     g2 = cpu_backend() if g2_on_cpu else backend
 
     def say(msg: str) -> None:

@@ -20,10 +20,8 @@ NINE_GIB = 9 << 30  # the reference's display-only divisor for synthesis.max_con
 
 def _backend_name(engine: Any) -> str:
     """The backend the engine's first device runs ("cpu", "cuda"; "" when it cannot be told)."""
-    from cuzk.engine import work
-
     try:
-        return str(work.device_backend(engine.config.backend, engine.config.devices[0]).name)
+        return str(engine.backends[engine.config.devices[0]].name)
     except Exception:  # a status must answer; the page then keeps its GPU wording
         return ""
 

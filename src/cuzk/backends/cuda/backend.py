@@ -21,7 +21,7 @@ Importing this module does not import CuPy; constructing a CudaBackend does.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -429,10 +429,6 @@ class CudaBackend(Backend):
         return CudaBases(group=group, n=rows.shape[0], rows=rows, nbytes=rows.nbytes, owner=id(self))
 
     # --- misc ---------------------------------------------------------------------------------
-    def apply_toggles(self, values: Mapping[str, Any]) -> None:
-        if "staging.pinned" in values:  # uploads above 1 MiB go through the pinned staging slots
-            self.rt.pinned_staging = bool(values["staging.pinned"])
-
     def synchronize(self) -> None:
         self.rt.synchronize()
 

@@ -1,0 +1,240 @@
+"""The engine's first two stages: the dispatcher (intake -> device + SRS) and the feeders
+(a unit's memory, then its members through the synthesis pool). GPU workers are in gpu.py,
+finalizers in finalize.py.
+
+A stage owns no job state: it reads a job's identity fields (fixed at construction), does the
+slow or blocking part (an SRS load, a wait for memory or a synthesis slot) on its own thread,
+and tells the core (cuzk.engine.core) what happened with an event. Test hooks run on the
+stage's thread, as before the core existed: a hook that waits holds that stage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from cuzk.engine import events as ev
+from cuzk.engine import work
+from cuzk.engine.loader import srs_footprint
+from cuzk.engine.model import Job, WitnessHandOver
+from cuzk.engine.settings import EngineConfig, EngineHooks
+from cuzk.errors import BudgetExceededError, CuzkError, EngineError, JobCancelledError
+from cuzk.instrument import Span
+
+if TYPE_CHECKING:
+    from cuzk.backends.base import Backend
+    from cuzk.engine.core import EngineCore
+    from cuzk.engine.memory import MemoryBudget
+    from cuzk.engine.scheduler import Scheduler, Slots, WorkQueue
+    from cuzk.engine.srs import SrsManager
+    from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult
+
+
+class Dispatcher(threading.Thread):
+    """Takes batches from intake, picks the device with the shortest GPU queue, refuses what
+    cannot fit (host budget, the card), leases the key's SRS there (loading it on demand) and
+    hands the batch to the core."""
+
+    def __init__(
+        self, *, core: EngineCore, scheduler: Scheduler, config: EngineConfig, budget: MemoryBudget,
+        srs: SrsManager, backends: Mapping[int, Backend], gpu_queues: Mapping[int, WorkQueue[int]],
+        hooks: EngineHooks, on_device: bool, abc_on_worker: bool,
+    ) -> None:  # fmt: skip
+        super().__init__(name="cuzk-dispatch", daemon=True)
+        self.core = core
+        self.scheduler = scheduler
+        self.config = config
+        self.budget = budget
+        self.srs = srs
+        self.backends = backends
+        self.gpu_queues = gpu_queues
+        self.hooks = hooks
+        self.on_device = on_device
+        self.abc_on_worker = abc_on_worker
+        self._turn = itertools.count()
+
+    def run(self) -> None:
+        while (batch := self.scheduler.next_batch()) is not None:
+            jobs: list[Job] = self.core.call(ev.Taken(tuple(j.job_id for j in batch), time.perf_counter()))
+            if not jobs:
+                continue
+            try:
+                self._dispatch(jobs)
+            except Exception as exc:  # never lose a job to a stray error
+                self._fail(jobs, f"dispatch failed: {type(exc).__name__}: {exc}")
+
+    def _fail(self, jobs: list[Job], message: str) -> None:
+        self.core.post(ev.JobsFailed(tuple(j.job_id for j in jobs), message))
+
+    def _dispatch(self, jobs: list[Job]) -> None:
+        devs = self.config.devices
+        turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
+        device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
+        circuit = jobs[0].key
+        ws = self.working_set(circuit)
+        srs_host, srs_dev = srs_footprint(self.config, circuit, self.backends[device])
+        need = ws.total * len(jobs) + srs_host
+        if need > self.budget.total:
+            return self._fail(jobs, f"{BudgetExceededError.__name__}: a partition of {circuit} needs {need} bytes "
+                                    f"({len(jobs)} x {ws.total} working set + the SRS) but the whole memory "
+                                    f"budget is {self.budget.total}")  # fmt: skip
+        refused = self.device_refusal(circuit, device, len(jobs), ws, srs_dev)
+        if refused:
+            return self._fail(jobs, f"{BudgetExceededError.__name__}: {refused}")
+        t0 = time.perf_counter()
+        try:
+            lease = self.srs.acquire(jobs[0].key_id.srs(device))
+        except CuzkError as exc:
+            return self._fail(
+                jobs, f"loading the parameters of {circuit} failed: {type(exc).__name__}: {exc}"
+            )
+        span = Span("srs_load", t0, time.perf_counter(), attrs={"device": device, "circuit": circuit})
+        # a hook set once the batch is queued (a test that waits for its feeder) is for later batches
+        hook = self.hooks.has("dispatched")
+        self.core.call(ev.Dispatched(tuple(j.job_id for j in jobs), device, lease, ws, (span,)))
+        if hook:
+            for j in jobs:
+                for p in range(j.partitions):
+                    self.hooks.call("dispatched", j.job_id, p)
+        return None
+
+    def working_set(self, circuit: str) -> work.WorkingSet:
+        """One partition's bytes under this engine's settings (work.working_set's model)."""
+        return work.working_set(circuit, on_device=self.on_device, abc_on_worker=self.abc_on_worker,
+                                g2_on_cpu=self.config.g2_on_cpu)  # fmt: skip
+
+    def device_refusal(self, circuit: str, device: int, k: int, ws: work.WorkingSet, srs: int) -> str | None:
+        """Why a batch of k jobs of `circuit` cannot fit on `device`, or None. Only one unit runs
+        `start` at a time per device (the device lock), so the card must hold the SRS, one unit's
+        peak and the other GPU workers' staged units; the backend would otherwise fail mid-run."""
+        if not self.on_device:
+            return None
+        mem = self.backends[device].memory_info()
+        card = int(mem.get("budget") or mem.get("total") or 0)
+        if not card:
+            return None
+        room = card - work.DEVICE_MARGIN_BYTES
+        others = self.config.gpu_workers_per_device - 1
+        need = srs + k * ws.device_peak + others * k * ws.device_staged
+        if need <= room:
+            return None
+        gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
+        return (
+            f"{k} partition(s) of {circuit} need {gib(need)} of device {device}'s memory (the SRS "
+            f"{gib(srs)} + {gib(k * ws.device_peak)} while proving + {others} other GPU worker(s) x "
+            f"{gib(k * ws.device_staged)} staged) but it has {gib(room)} ({gib(card)} less a "
+            f"{gib(work.DEVICE_MARGIN_BYTES)} margin); use fewer GPU workers per device "
+            f"(gpu.workers_per_device), a smaller batch (batch.max_size), or msm.g2_on=cpu"
+        )
+
+
+class Feeder(threading.Thread):
+    """Takes the highest-priority batch, asks the core for its next unit, reserves the unit's
+    memory (before synthesis starts) and hands each member to the synthesis pool when a slot is
+    free, so priorities decide what is synthesized next. With `max_first` (the urgent lane's
+    feeder) only HIGH and CRITICAL batches, so such a unit never waits behind a normal one."""
+
+    def __init__(
+        self, *, core: EngineCore, queue: WorkQueue[int], budget: MemoryBudget, slots: Slots,
+        pool: Callable[[], SynthPool], hooks: EngineHooks, max_first: int | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(name="cuzk-feed" if max_first is None else "cuzk-feed-urgent", daemon=True)
+        self.core = core
+        self.queue = queue
+        self.budget = budget
+        self.slots = slots
+        self.pool = pool
+        self.hooks = hooks
+        self.max_first = max_first
+
+    def run(self) -> None:
+        while (seq := self.queue.get(max_first=self.max_first)) is not None:
+            unit: ev.SynthWork | None = self.core.call(ev.NextUnit(seq))
+            if unit is None:
+                continue
+            try:
+                self._feed(unit)
+            except Exception as exc:
+                msg = f"partition {unit.partition} synthesis failed: {type(exc).__name__}: {exc}"
+                self.core.post(ev.UnitFailed(unit.unit_id, msg))
+
+    def _feed(self, unit: ev.SynthWork) -> None:
+        if unit.dead.is_set():
+            self.core.post(ev.UnitDropped(unit.unit_id))
+            return
+        try:
+            reservation = self.budget.reserve(unit.nbytes, tag=f"partitions:{unit.circuit}", cancelled=unit.dead,
+                                              urgent=unit.reserve_urgent)  # fmt: skip
+        except JobCancelledError:
+            self.core.post(ev.UnitDropped(unit.unit_id))
+            return
+        except EngineError as exc:  # BudgetExceededError, DeadlineExceededError
+            self.core.post(
+                ev.UnitFailed(unit.unit_id, f"partition {unit.partition}: {type(exc).__name__}: {exc}")
+            )
+            return
+        self.core.post(ev.Reserved(unit.unit_id, reservation))
+        if unit.zkey:  # a circom witness needs no synthesis process: the GPU stage loads it
+            for m in unit.members:
+                self.core.call(ev.Synthesized(unit.unit_id, m.job_id, WitnessHandOver(m.witness)))
+            return
+        for m in unit.members:
+            self._submit(unit, m)
+
+    def _submit(self, unit: ev.SynthWork, m: ev.SynthMember) -> None:
+        p = unit.partition
+        slot = self.slots.acquire(unit.urgent)
+        if m.done.is_set():  # its job ended while this feeder waited
+            self.slots.release(slot)
+            self.core.post(ev.Synthesized(unit.unit_id, m.job_id, None))
+            return
+        try:
+            self.hooks.call("before_synth", m.job_id, p)
+            assert m.task is not None
+            task = dataclasses.replace(m.task, hold=self.hooks.call("synth_hold", m.job_id, p))
+            self.pool().submit(
+                task, functools.partial(self._done, unit.unit_id, m.job_id, p, slot), key=unit.key
+            )
+        except Exception as exc:
+            self.slots.release(slot)
+            msg = f"partition {p} synthesis failed: {type(exc).__name__}: {exc}"
+            self.core.post(ev.Synthesized(unit.unit_id, m.job_id, None, failure=msg))
+
+    def _done(self, uid: int, job_id: str, p: int, slot: str, out: SynthResult | SynthFailure) -> None:
+        """The pool's callback (its callback thread): the outcome to the core, then the slot back."""
+        from cuzk.engine.synth import SynthFailure
+
+        try:
+            spans = tuple(synth_spans(out, p))
+            if isinstance(out, SynthFailure):
+                failure = (
+                    f"partition {p} synthesis failed: {out.message}"
+                    if out.kind in ("job", "worker")
+                    else None
+                )
+                self.core.call(ev.Synthesized(uid, job_id, None, spans, failure))
+            else:
+                self.core.call(ev.Synthesized(uid, job_id, out, spans))
+                self.hooks.call("after_synth", job_id, p)
+        except Exception as exc:
+            msg = f"partition {p} synthesis hand-off failed: {type(exc).__name__}: {exc}"
+            self.core.post(ev.Synthesized(uid, job_id, None, failure=msg))
+        finally:
+            self.slots.release(slot)
+
+
+def synth_spans(out: Any, partition: int) -> list[Span]:
+    """The worker's spans (dicts, perf_counter times) under one `synthesis` span of the job."""
+    raw = out.spans
+    if not raw:
+        return []
+    attrs = {"worker": f"synth-{out.worker}", "pid": out.pid, "partition": partition}
+    start, end = min(s["start"] for s in raw), max(s["end"] for s in raw)
+    spans = [Span("synthesis", start, end, depth=0, attrs=dict(attrs))]
+    spans += [Span(s["name"], s["start"], s["end"], depth=1, attrs=dict(attrs)) for s in raw]
+    return spans
