@@ -110,6 +110,13 @@ def main() -> int:
     ap.add_argument("--probe-every-s", type=float, default=15.0)
     ap.add_argument("--deadline-s", type=float, default=560.0)
     ap.add_argument("--backend", default="cuda")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a toggle or engine setting, as `cuzk bench batch --set` (e.g. msm.split=on)",
+    )
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     from cuzk.circuits import get_circuit
@@ -130,6 +137,7 @@ def main() -> int:
         g2_on_cpu=False,
         result_retention_s=3600,
     )
+    cfg = cfg.with_settings(dict(kv.split("=", 1) for kv in args.set))
     engine = Engine(cfg)
     backend = engine.backends[0]  # the engine's own, its settings fixed
     RESULTS["backend"] = backend.describe()

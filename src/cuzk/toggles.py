@@ -88,6 +88,15 @@ TOGGLES: dict[str, Toggle] = {
         _window("b_g1", "B query on G1"),
         _window("b_g2", "B query on G2"),
         Toggle(
+            "msm.split",
+            "bool",
+            False,
+            "G1 MSMs over device scalars split off their zeros and ones first (the ones summed without "
+            "digits, only the full scalars through Pippenger): a PoRep witness is mostly bits, so the A, L "
+            "and B_G1 queries become sums. Off until timed on a device (docs/GPU_NOTES.md v30: predicted "
+            "0.25-0.4 of the plain MSM at 2^27 on a witness mix); CUDA backend only.",
+        ),
+        Toggle(
             "msm.precompute",
             "copies",
             D.MSM_PRECOMPUTE,

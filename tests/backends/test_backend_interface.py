@@ -98,5 +98,6 @@ def test_backend_level_toggles_become_constructor_settings() -> None:
     """An engine's backend is made with its settings (issue 30), not switched at run time."""
     assert backends.backend_settings({"staging.pinned": True, "msm.window.h": 12}) == {"pinned_staging": True}
     assert backends.backend_settings({"msm.window.h": 12}) == {}
+    assert backends.backend_settings({"msm.split": True}) == {"msm_split": True}
     # the host has nothing to set: every CPU engine shares the one CPU backend of its device
     assert get_backend("cpu", settings={"pinned_staging": True}) is get_backend("cpu")
