@@ -32,7 +32,7 @@ from typing import Any
 from cuzk.cluster.policy import POLICIES, HotFirst, JobSpec, NodeView, Policy, TableCosts, plan
 from cuzk.cluster.stats import fleet_status, hot_circuits
 from cuzk.engine.request import JobStatus, ProofRequest
-from cuzk.engine.stats import EngineStats
+from cuzk.engine.stats import EngineStats, job_counts
 from cuzk.errors import (
     DeadlineExceededError,
     QueueFullError,
@@ -412,13 +412,9 @@ class Fleet:
             for eid, st in per.items():
                 if st is not None:
                     self._refresh(self._engines[eid], st)
-            jobs = {s.value: 0 for s in JobStatus}
-            by_kind: dict[str, dict[str, int]] = {}
-            for j in self._jobs.values():
-                jobs[j.status.value] += 1
-                if not j.finished:
-                    kind = by_kind.setdefault(j.request.family, {"queued": 0, "running": 0})
-                    kind["running" if j.engine else "queued"] += 1
+            jobs, by_kind = job_counts(
+                (j.status.value, j.finished, j.request.family, bool(j.engine)) for j in self._jobs.values()
+            )
             nodes = []
             for eid, e in self._engines.items():
                 st = per.get(eid)

@@ -41,7 +41,7 @@ from cuzk.engine.model import PARTITION_VIEW, Batch, Job, JobResult, Member, Uni
 from cuzk.engine.request import JobStatus, Priority, ProofRequest
 from cuzk.engine.scheduler import Scheduler, WorkQueue
 from cuzk.engine.settings import EngineConfig
-from cuzk.engine.stats import JobProgress, PartitionState, RecentJob
+from cuzk.engine.stats import JobProgress, PartitionState, RecentJob, job_counts
 from cuzk.errors import QueueFullError, ShuttingDownError, UnknownJobError
 from cuzk.instrument import Span
 
@@ -533,13 +533,10 @@ class EngineCore:
     # --- views (run in the loop through `query`) -----------------------------------------------
     def view(self) -> CoreView:
         self._prune()
-        jobs = {s.value: 0 for s in JobStatus}
-        by_kind: dict[str, dict[str, int]] = {}
-        for j in self._jobs.values():
-            jobs[j.status.value] += 1
-            if not j.finished:
-                kind = by_kind.setdefault(j.request.family, {"queued": 0, "running": 0})
-                kind[j.status.value] += 1
+        jobs, by_kind = job_counts(
+            (j.status.value, j.finished, j.request.family, j.status is JobStatus.RUNNING)
+            for j in self._jobs.values()
+        )
         return CoreView(
             jobs=jobs,
             by_kind=by_kind,

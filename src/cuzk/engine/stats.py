@@ -5,11 +5,28 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from cuzk.engine.srs import SrsEntryStatus
+
+
+def job_counts(
+    rows: Iterable[tuple[str, bool, str, bool]],
+) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """(status, finished, family, running) per job -> jobs per status, and the unfinished per
+    family as queued/running: what an engine's and a fleet's status both report."""
+    from cuzk.engine.request import JobStatus
+
+    jobs = {s.value: 0 for s in JobStatus}
+    by_kind: dict[str, dict[str, int]] = {}
+    for status, finished, family, running in rows:
+        jobs[status] += 1
+        if not finished:
+            kind = by_kind.setdefault(family, {"queued": 0, "running": 0})
+            kind["running" if running else "queued"] += 1
+    return jobs, by_kind
 
 
 @dataclass(frozen=True)
