@@ -2,7 +2,7 @@
 
     python benchmarks/realsize_engine.py --out DIR [--sectors 3] [--partitions 10]
         [--synthesis-workers 5] [--gpu-workers 2] [--memory-budget 48GiB] [--probes 3]
-        [--deadline-s 560]
+        [--winning winning-32g | --winning ''] [--warmup-partitions 2] [--deadline-s 560]
 
 Set-up (each step timed): the porep-32g and winning-32g topologies (recorded or from the
 cache), an engine on the CUDA backend with the G2 MSM on the GPU, both parameter sets
@@ -100,7 +100,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--circuit", default="porep-32g")
-    ap.add_argument("--winning", default="winning-32g")
+    ap.add_argument("--winning", default="winning-32g", help="the CRITICAL probes' circuit; '' for none")
+    ap.add_argument("--warmup-partitions", type=int, default=2)
     ap.add_argument("--sectors", type=int, default=3)
     ap.add_argument("--partitions", type=int, default=10)
     ap.add_argument("--synthesis-workers", type=int, default=5)
@@ -124,7 +125,8 @@ def main() -> int:
     from cuzk.engine import Engine, EngineConfig, JobStatus, Priority, ProofRequest
 
     RESULTS["args"] = vars(args)
-    for name in (args.circuit, args.winning):
+    circuits = [c for c in (args.circuit, args.winning) if c]
+    for name in circuits:
         t = time.perf_counter()
         topo = get_circuit(name).topology()
         RESULTS[f"topology_{name}_s"] = round(time.perf_counter() - t, 2)
@@ -149,7 +151,7 @@ def main() -> int:
     sampler.start()
     status = 0
     try:
-        for name in (args.circuit, args.winning):
+        for name in circuits:
             t = time.perf_counter()
             engine.preload(name)
             RESULTS[f"preload_{name}_s"] = round(time.perf_counter() - t, 2)
@@ -157,8 +159,8 @@ def main() -> int:
             say(f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s; device {backend.memory_info()}")
             save(args.out)
         t = time.perf_counter()  # warm-up: every synthesis worker loads its program, kernels compile
-        warm = [engine.submit(ProofRequest(circuit=args.circuit, seed=10**6, partitions=2)),
-                engine.submit(ProofRequest(circuit=args.winning, seed=10**6))]  # fmt: skip
+        warm = [engine.submit(ProofRequest(circuit=c, seed=10**6, partitions=args.warmup_partitions if c == args.circuit else 1))
+                for c in circuits]  # fmt: skip
         for h in warm:
             r = h.result()
             if r.status is not JobStatus.COMPLETED:
@@ -167,7 +169,7 @@ def main() -> int:
         RESULTS["warmup_phases"] = phase_table([warm[0].result()])
         say(f"warm-up {RESULTS['warmup_s']} s: {RESULTS['warmup_phases']}")
         alone = []  # winning-32g CRITICAL on an idle engine: the latency floor under the load's figure
-        for i in range(args.probes):
+        for i in range(args.probes if args.winning else 0):
             t = time.perf_counter()
             r = engine.submit(
                 ProofRequest(circuit=args.winning, seed=500 + i, priority=Priority.CRITICAL)
@@ -182,7 +184,7 @@ def main() -> int:
         sectors = [engine.submit(ProofRequest(circuit=args.circuit, seed=1000 * (j + 1), partitions=args.partitions,
                                               request_id=f"sector-{j}")) for j in range(args.sectors)]  # fmt: skip
         probes: list[dict[str, Any]] = []
-        for i in range(args.probes):
+        for i in range(args.probes if args.winning else 0):
             if threading.Event().wait(args.probe_every_s) or now() > args.deadline_s - 60:
                 break
             if all(h.done() for h in sectors):
