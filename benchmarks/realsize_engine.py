@@ -96,6 +96,21 @@ def phase_table(results: list[Any]) -> dict[str, float]:
     return {k: round(statistics.median(v), 3) for k, v in sorted(per.items())}
 
 
+def overlap_split(results: list[Any], phase: str = "msm_h", other: str = "gpu_prepare") -> dict[str, Any]:
+    """`phase` seconds split by whether another unit's `other` span ran beside it (> 10% overlap):
+    the same run's test of whether staging the next unit slows the unit on the device."""
+    spans = [s for r in results for s in r.timeline.spans]  # a unit stages before its own hold
+    theirs = [t for t in spans if t.name == other]
+    beside: list[float] = []
+    alone: list[float] = []
+    for s in (x for x in spans if x.name == phase):
+        o = sum(max(0.0, min(s.end, t.end) - max(s.start, t.start)) for t in theirs)
+        (beside if o > 0.1 * s.seconds else alone).append(s.seconds)
+    med = lambda v: round(statistics.median(v), 3) if v else None  # noqa: E731
+    return {"with_" + other: {"n": len(beside), "median_s": med(beside)},
+            "without": {"n": len(alone), "median_s": med(alone)}}  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -223,6 +238,9 @@ def main() -> int:
         if done_at:
             RESULTS["wall_s_per_sector"] = round(done_at[-1] / len(done_at), 2)
         RESULTS["phases_per_partition"] = phase_table(ok)
+        RESULTS["msm_h_by_staging"] = overlap_split(ok)
+        RESULTS["spans"] = [x.as_dict(r.request_id or "") for r in ok for x in r.timeline.spans
+                            if x.name in PHASES or x.name in ("gpu_prepare", "device_lock", "lock_wait")]  # fmt: skip
         RESULTS.update(
             {k: v for k, v in busy_figures([r.timeline for r in ok]).items() if k != "gpu_busy_devices"}
         )
