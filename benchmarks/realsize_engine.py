@@ -68,6 +68,9 @@ class Sampler(threading.Thread):
         self.engine, self.backend = engine, backend
         self.stop = threading.Event()
         self.host_peak = self.dev_peak = self.workers_peak = 0
+        # (s, GiB in use, GiB the card has handed out): a drop in the second is the pool giving
+        # its cached blocks back (CuPy does that when an allocation fails, then retries)
+        self.series: list[tuple[float, float, float]] = []
 
     def run(self) -> None:
         pids: list[int] = []
@@ -79,7 +82,13 @@ class Sampler(threading.Thread):
             workers = sum(rss_bytes(p) for p in pids)
             self.workers_peak = max(self.workers_peak, workers)
             self.host_peak = max(self.host_peak, rss_bytes(os.getpid()) + workers)
-            self.dev_peak = max(self.dev_peak, int(self.backend.memory_info().get("used") or 0))
+            mem = self.backend.memory_info()
+            used = int(mem.get("used") or 0)
+            self.dev_peak = max(self.dev_peak, used)
+            held = int(mem.get("total") or 0) - int(mem.get("free") or 0)
+            point = (round(now(), 2), round(used / 2**30, 1), round(held / 2**30, 1))
+            if not self.series or point[1:] != self.series[-1][1:]:
+                self.series.append(point)
 
 
 def phase_table(results: list[Any]) -> dict[str, float]:
@@ -256,6 +265,7 @@ def main() -> int:
         RESULTS["peak_host_rss_gib"] = round(sampler.host_peak / 2**30, 2)
         RESULTS["peak_workers_rss_gib"] = round(sampler.workers_peak / 2**30, 2)
         RESULTS["peak_device_used_gib"] = round(sampler.dev_peak / 2**30, 2)
+        RESULTS["device_series"] = sampler.series
         RESULTS["wall_s"] = round(now(), 1)
         save(args.out)
         engine.shutdown(wait=False)
