@@ -150,6 +150,7 @@ def main() -> int:
 
     RESULTS["args"] = vars(args)
     circuits = [c for c in (args.circuit, args.winning) if c]
+    n_probes = args.probes if args.winning else 0
     for name in circuits:
         t = time.perf_counter()
         topo = get_circuit(name).topology()
@@ -183,8 +184,8 @@ def main() -> int:
             say(f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s; device {backend.memory_info()}")
             save(args.out)
         t = time.perf_counter()  # warm-up: every synthesis worker loads its program, kernels compile
-        warm = [engine.submit(ProofRequest(circuit=c, seed=10**6, partitions=args.warmup_partitions if c == args.circuit else 1))
-                for c in circuits]  # fmt: skip
+        sizes = {args.winning: 1, args.circuit: args.warmup_partitions}
+        warm = [engine.submit(ProofRequest(circuit=c, seed=10**6, partitions=sizes[c])) for c in circuits]
         for h in warm:
             r = h.result()
             if r.status is not JobStatus.COMPLETED:
@@ -193,7 +194,7 @@ def main() -> int:
         RESULTS["warmup_phases"] = phase_table([warm[0].result()])
         say(f"warm-up {RESULTS['warmup_s']} s: {RESULTS['warmup_phases']}")
         alone = []  # winning-32g CRITICAL on an idle engine: the latency floor under the load's figure
-        for i in range(args.probes if args.winning else 0):
+        for i in range(n_probes):
             t = time.perf_counter()
             r = engine.submit(
                 ProofRequest(circuit=args.winning, seed=500 + i, priority=Priority.CRITICAL)
@@ -208,7 +209,7 @@ def main() -> int:
         sectors = [engine.submit(ProofRequest(circuit=args.circuit, seed=1000 * (j + 1), partitions=args.partitions,
                                               request_id=f"sector-{j}")) for j in range(args.sectors)]  # fmt: skip
         probes: list[dict[str, Any]] = []
-        for i in range(args.probes if args.winning else 0):
+        for i in range(n_probes):
             if threading.Event().wait(args.probe_every_s) or now() > args.deadline_s - 60:
                 break
             if all(h.done() for h in sectors):
