@@ -14,7 +14,8 @@ Samplers record the device memory the CuPy pool holds and the host RSS of this p
 and its synthesis workers. Every proof is verified by the engine before it is returned.
 
 Figures (printed as a table; DIR/realsize_engine.json holds all): steady seconds per sector
-(spacing of sector completions after the first), GPU busy (cuzk.instrument.busy: the figure
+(spacing of sector completions after the first, and from partition completions: sectors
+submitted together interleave, so the two can differ), GPU busy (cuzk.instrument.busy: the figure
 `cuzk bench batch` prints), the GPU part per partition by phase (median over partitions of
 the device-lock spans ntt_h, msm_h, ...), synthesis per partition, peak host RSS, peak device
 memory, winning latencies. Sections stop being started near --deadline-s and unfinished jobs
@@ -24,6 +25,7 @@ are cancelled, so that one device call always returns its figures.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -118,6 +120,25 @@ def overlap_split(results: list[Any], phase: str = "msm_h", other: str = "gpu_pr
     med = lambda v: round(statistics.median(v), 3) if v else None  # noqa: E731
     return {"with_" + other: {"n": len(beside), "median_s": med(beside)},
             "without": {"n": len(alone), "median_s": med(alone)}}  # fmt: skip
+
+
+def partition_spacing(results: list[Any], partitions: int) -> dict[str, Any]:
+    """Throughput from partition completions (each partition's last device-lock release): sectors
+    submitted together interleave their partitions, so sector spacing alone can mislead."""
+    last: dict[tuple[str, str], float] = {}
+    for r in results:
+        for s in r.timeline.spans:
+            if s.name == "device_lock":
+                key = (r.job_id, str(s.attrs.get("partition", s.attrs.get("unit", ""))))
+                last[key] = max(last.get(key, 0.0), s.end)
+    ends = sorted(last.values())
+    if len(ends) < 3:
+        return {}
+    gaps = [b - a for a, b in itertools.pairwise(ends)]
+    s_per_partition = (ends[-1] - ends[0]) / (len(ends) - 1)
+    return {"partitions_seen": len(ends), "s_per_partition": round(s_per_partition, 3),
+            "median_gap_s": round(statistics.median(gaps), 3),
+            "s_per_sector_from_partitions": round(s_per_partition * partitions, 2)}  # fmt: skip
 
 
 def main() -> int:
@@ -248,6 +269,7 @@ def main() -> int:
         if done_at:
             RESULTS["wall_s_per_sector"] = round(done_at[-1] / len(done_at), 2)
         RESULTS["phases_per_partition"] = phase_table(ok)
+        RESULTS["partition_spacing"] = partition_spacing(ok, args.partitions)
         RESULTS["msm_h_by_staging"] = overlap_split(ok)
         RESULTS["spans"] = [x.as_dict(r.request_id or "") for r in ok for x in r.timeline.spans
                             if x.name in PHASES or x.name in ("gpu_prepare", "device_lock", "lock_wait")]  # fmt: skip
