@@ -93,6 +93,11 @@ class Sampler(threading.Thread):
                 self.series.append(point)
 
 
+def unit_of(span: Any) -> str:
+    """The partition (or unit) a span belongs to: spans of one job are summed or ended per unit."""
+    return str(span.attrs.get("partition", span.attrs.get("unit", "")))
+
+
 def phase_table(results: list[Any]) -> dict[str, float]:
     """Median seconds per partition of each phase, over every partition of these jobs."""
     per: dict[str, list[float]] = {}
@@ -100,7 +105,7 @@ def phase_table(results: list[Any]) -> dict[str, float]:
         by_unit: dict[tuple[str, str], float] = {}
         for s in r.timeline.spans:
             if s.name in PHASES or s.name in ("device_lock", "witness", "synthesis", "lock_wait"):
-                key = (s.name, str(s.attrs.get("partition", s.attrs.get("unit", ""))))
+                key = (s.name, unit_of(s))
                 by_unit[key] = by_unit.get(key, 0.0) + s.seconds
         for (name, _), sec in by_unit.items():
             per.setdefault(name, []).append(sec)
@@ -129,7 +134,7 @@ def partition_spacing(results: list[Any], partitions: int) -> dict[str, Any]:
     for r in results:
         for s in r.timeline.spans:
             if s.name == "device_lock":
-                key = (r.job_id, str(s.attrs.get("partition", s.attrs.get("unit", ""))))
+                key = (r.job_id, unit_of(s))
                 last[key] = max(last.get(key, 0.0), s.end)
     ends = sorted(last.values())
     if len(ends) < 3:
