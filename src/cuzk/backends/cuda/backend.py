@@ -10,7 +10,7 @@ handles. Configuration (constructor arguments, else environment):
 - pinned_staging / CUZK_PINNED_STAGING=1: uploads go through two reused page-locked buffers
   (their one-off pinning time is reported by describe() as pin_seconds);
 - msm_chunks / CUZK_MSM_CHUNKS: scalar chunks overlapped with compute (default by size);
-- msm_split (off until it is timed on a device: GPU_NOTES v30): an MSM over device scalars first classes them as 0, 1 or full; the ones are
+- msm_split (on by default; measured in GPU_NOTES v30): an MSM over device scalars first classes them as 0, 1 or full; the ones are
   summed directly (no digits), the zeros skipped, and only the full scalars go through a tail
   Pippenger over an index map into the resident bases. Host scalars keep the chunked upload
   pipeline (classing them would need the whole vector on the device before any work).
@@ -80,7 +80,7 @@ class CudaBackend(Backend):
         pinned_staging: bool | None = None,
         msm_chunks: int | None = None,
         msm_glv: bool = False,
-        msm_split: bool = False,
+        msm_split: bool = True,
         runtime: Runtime | None = None,
     ) -> None:
         self.device = device
