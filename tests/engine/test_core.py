@@ -151,3 +151,57 @@ def _timeline() -> Any:
     from cuzk.instrument import Timeline
 
     return Timeline(sinks=[])
+
+
+def test_a_slow_listener_does_not_hold_up_the_loop(core: EngineCore) -> None:
+    """A listener blocked in I/O (the journal's fsync) leaves the loop free: other jobs still
+    end and queries answer; the blocked job counts as in flight until its listeners have run,
+    and every job reaches the listeners once, in the order the jobs ended."""
+    release, entered = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def slow(result: Any, _request: Any) -> None:
+        seen.append(result.job_id)
+        if len(seen) == 1:
+            entered.set()
+            assert release.wait(WAIT)
+
+    core.call(ev.Query(lambda c: c.add_listener(slow)))
+    first, second = submit(core, 1), submit(core, 2)
+    assert core.call(ev.Cancelled(first.job_id)) is True
+    assert entered.wait(WAIT)  # the listener now blocks on the notifier's thread
+    assert core.call(ev.Cancelled(second.job_id)) is True  # the loop answers meanwhile
+    assert second.status is JobStatus.CANCELLED and second.done.is_set()
+    assert core.query(lambda c: c.lookup(first.job_id).status) is JobStatus.CANCELLED
+    assert not core.wait_idle(0)  # the first job's listeners have not finished
+    release.set()
+    assert core.wait_idle(WAIT)
+    assert seen == [first.job_id, second.job_id]
+
+
+def test_a_failing_listener_is_logged_and_the_next_still_runs(core: EngineCore, caplog: Any) -> None:
+    seen: list[str] = []
+
+    def broken(result: Any, _request: Any) -> None:
+        raise RuntimeError("listener bug")
+
+    core.call(ev.Query(lambda c: c.add_listener(broken)))
+    core.call(ev.Query(lambda c: c.add_listener(lambda r, q: seen.append(r.job_id))))
+    job = submit(core, 3)
+    core.call(ev.Cancelled(job.job_id))
+    assert core.wait_idle(WAIT)
+    assert seen == [job.job_id] and "listener bug" in caplog.text
+
+
+def test_listeners_after_stop_run_in_the_callers_thread() -> None:
+    from cuzk.engine.notify import Notifier
+
+    gone: list[int] = []
+    notifier = Notifier(lambda: gone.append(1))
+    threads: list[str] = []
+    notifier.add(lambda r, q: threads.append(threading.current_thread().name))
+    notifier.ended("a", None)
+    notifier.stop()  # delivers what was queued before it returns
+    assert threads == ["cuzk-notify"] and gone == [1]
+    notifier.ended("b", None)
+    assert threads == ["cuzk-notify", threading.current_thread().name] and gone == [1, 1]

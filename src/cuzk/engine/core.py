@@ -38,6 +38,7 @@ from cuzk.engine import events as ev
 from cuzk.engine.keys import is_zkey
 from cuzk.engine.memory import MemoryBudget
 from cuzk.engine.model import PARTITION_VIEW, Batch, Job, JobResult, Member, Unit, UnitState
+from cuzk.engine.notify import Notifier
 from cuzk.engine.request import JobStatus, Priority, ProofRequest
 from cuzk.engine.scheduler import Scheduler, WorkQueue
 from cuzk.engine.settings import EngineConfig
@@ -100,13 +101,13 @@ class EngineCore:
         self.counters = {"submitted": 0, "completed": 0, "failed": 0, "cancelled": 0}
         self._by_family: dict[str, dict[str, int]] = {}  # status -> family -> jobs
         self._recent: collections.deque[RecentJob] = collections.deque(maxlen=20)  # the status page's
-        self._listeners: list[Listener] = []
         # the two counts wait_idle reads, behind their own condition (the loop's only lock)
         self._idle = threading.Condition(threading.Lock())
-        self._active = 0  # jobs accepted and not ended
+        self._active = 0  # jobs accepted and not ended, or ended with listeners still to run
         self._planned = 0  # partitions dispatched and not yet finished or dropped
         self._stopped = False
         self._post_lock = threading.Lock()
+        self._notify = Notifier(self._job_gone)  # listeners run there, off this loop
         self._thread = threading.Thread(target=self._run, name="cuzk-core", daemon=True)
         self._thread.start()
 
@@ -114,8 +115,8 @@ class EngineCore:
     def post(self, event: ev.Event) -> None:
         """Queue an event for the loop (after Stop: applied at once in the caller's thread).
 
-        From the loop's own thread (a job listener that calls back into the engine) the event is
-        applied at once too: waiting there for the loop would wait forever."""
+        From the loop's own thread (a `Query` function that posts) the event is applied at once
+        too: waiting there for the loop would wait forever."""
         if threading.current_thread() is self._thread:
             self._apply(event)
             return
@@ -139,6 +140,7 @@ class EngineCore:
         """End the loop once every stage has stopped (shutdown's last step)."""
         self._inbox.put(ev.Stop())
         self._thread.join()
+        self._notify.stop()
 
     def _run(self) -> None:
         while True:
@@ -272,7 +274,7 @@ class EngineCore:
         return self._closed
 
     def add_listener(self, fn: Listener) -> None:
-        self._listeners.append(fn)
+        self._notify.add(fn)
 
     def _finish(self, job: Job, status: JobStatus, error: str | None = None) -> bool:
         """The one place a job becomes terminal; False if it already was."""
@@ -293,18 +295,17 @@ class EngineCore:
         family[job.request.family] = family.get(job.request.family, 0) + 1
         spans = [r for r in job.timeline.records() if r["depth"] == 0]
         self._recent.append(RecentJob(job.job_id, status.value, spans))
-        for fn in list(self._listeners):
-            try:
-                fn(job.result, job.request)
-            except Exception:  # a listener's bug must not change the job's outcome
-                log.exception("job listener %r failed for %s", fn, job.job_id)
         units, job.units = job.units, []  # a kept result holds no unit (nor what a unit holds)
         if status is not JobStatus.COMPLETED:
             self._job_ended(job, units)
+        self._notify.ended(job.result, job.request)  # the job leaves `_active` once they have run
+        return True
+
+    def _job_gone(self) -> None:
+        """An ended job's listeners have run (the notifier's thread): it is no longer in flight."""
         with self._idle:
             self._active -= 1
             self._idle.notify_all()
-        return True
 
     def _job_ended(self, job: Job, units: list[Unit]) -> None:
         """A job failed or was cancelled: stop the work done only for it, wherever it is."""
