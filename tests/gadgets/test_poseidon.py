@@ -60,6 +60,27 @@ def test_native_matches_reference_on_random_inputs(arity, rng):
         assert reference_permutation([params(arity).domain_tag, *FR.to_ints(row)], arity)[1] == g
 
 
+
+@pytest.mark.parametrize("arity", [2, 11])
+def test_a_batch_split_over_threads_matches_row_by_row(arity, rng):
+    """Past SERIAL_WORK the rows run in chunks on the thread pool: every row, its hash and its
+    trace, equals the same row hashed alone, and the hash equals the reference's."""
+    from cuzk.algebra._parallel import SERIAL_WORK, limit_threads, parts_for
+    from cuzk.gadgets.poseidon import permutation_products, permute_trace
+
+    n = 3 * SERIAL_WORK // permutation_products(arity) + 5
+    x = FR.random(n * arity, rng).reshape(n, arity, 4)
+    with limit_threads(3):
+        if parts_for(n, n * permutation_products(arity)) < 2:
+            pytest.skip("one thread on this machine: nothing to split")
+        hashes, trace = permute_trace(arity, x)
+    for i in (0, n // 2, n - 1):
+        alone, alone_trace = permute_trace(arity, x[i : i + 1])
+        assert (hashes[i] == alone[0]).all() and (trace[i] == alone_trace[0]).all()
+    want = reference_permutation([params(arity).domain_tag, *FR.to_ints(x[n - 1])], arity)[1]
+    assert FR.to_ints(hashes[n - 1 : n]) == [want]
+
+
 @pytest.mark.parametrize("arity", [2, 8, 11])
 def test_gadget(arity, rng):
     x = FR.random(arity, rng)

@@ -18,9 +18,10 @@ from functools import cache
 from typing import Any, Literal, overload
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from cuzk.algebra._jit_fields import FR_TAG, f_add, f_load, f_mul, f_store, f_zero
+from cuzk.algebra._parallel import run_ranges
 from cuzk.algebra.constants import R
 from cuzk.algebra.fields import FR
 from cuzk.errors import CircuitError
@@ -68,20 +69,10 @@ def _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i):
         f_store(F, trace, i, 4 * k, y)
 
 
-@njit(parallel=True, cache=True)
-def _k_permute_par(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace):
-    for i in prange(inputs.shape[0]):
+@njit(nogil=True, cache=True)
+def _k_permute(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, lo, hi):
+    for i in range(lo, hi):
         _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i)
-
-
-@njit(cache=True)
-def _k_permute_ser(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace):
-    for i in range(inputs.shape[0]):
-        _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i)
-
-
-#: Below this many permutations the parallel kernel's thread start-up costs more than it saves.
-PARALLEL_MIN = 256
 
 
 @cache
@@ -90,6 +81,12 @@ def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray, np.ndar
     rc = FR.from_ints(list(p.round_constants))
     mds = FR.from_ints([x for row in p.mds for x in row])
     return p, rc, mds, FR.from_ints([p.domain_tag])[0]
+
+
+def permutation_products(arity: int) -> int:
+    """Field products of one permutation (three per S-box, t^2 per round's MDS), for the chunking."""
+    p = params(arity)
+    return 3 * p.sboxes + (p.full_rounds + p.partial_rounds) * p.t * p.t
 
 
 def trace_length(arity: int) -> int:
@@ -117,8 +114,8 @@ def permute_trace(
     state[:, 1:] = x
     out = np.empty((n, 4), dtype=np.uint64)
     tr = np.empty((n, trace_length(arity) * 4) if trace else (1, 4), dtype=np.uint64)
-    kernel = _k_permute_par if n >= PARALLEL_MIN else _k_permute_ser
-    kernel(FR_TAG, state.reshape(n, -1), rc, mds, p.t, p.full_rounds, p.partial_rounds, tr, out, trace)
+    args = (FR_TAG, state.reshape(n, -1), rc, mds, p.t, p.full_rounds, p.partial_rounds, tr, out, trace)
+    run_ranges(_k_permute, args, n, n * permutation_products(arity))
     return out, (tr.reshape(n, -1, 4) if trace else None)
 
 
