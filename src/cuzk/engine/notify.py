@@ -18,7 +18,7 @@ from typing import Any
 
 log = logging.getLogger("cuzk.engine")
 
-Listener = Callable[[Any, Any], None]
+_Fn = Callable[[Any, Any], None]  # core.Listener, untyped here (core imports this module)
 
 
 class Notifier:
@@ -26,14 +26,14 @@ class Notifier:
 
     def __init__(self, after: Callable[[], None]) -> None:
         self._after = after
-        self._listeners: list[Listener] = []
+        self._listeners: list[_Fn] = []
         self._queue: queue.SimpleQueue[tuple[Any, Any] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="cuzk-notify", daemon=True)
         self._thread.start()
 
-    def add(self, fn: Listener) -> None:
+    def add(self, fn: _Fn) -> None:
         with self._lock:
             self._listeners = [*self._listeners, fn]
 
@@ -69,4 +69,4 @@ class Notifier:
             self._after()
 
 
-__all__ = ["Listener", "Notifier"]
+__all__ = ["Notifier"]
