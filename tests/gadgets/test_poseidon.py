@@ -60,7 +60,6 @@ def test_native_matches_reference_on_random_inputs(arity, rng):
         assert reference_permutation([params(arity).domain_tag, *FR.to_ints(row)], arity)[1] == g
 
 
-
 @pytest.mark.parametrize("arity", [2, 11])
 def test_a_batch_split_over_threads_matches_row_by_row(arity, rng):
     """Past SERIAL_WORK the rows run in chunks on the thread pool: every row, its hash and its
