@@ -510,14 +510,15 @@ def time_msm(
     split: bool = False,
     split_sizes: list[int] | None = None,
     h_copies: tuple[int, ...] = (),
+    h_windows: tuple[int, ...] = (),
 ) -> None:
-    split_sizes = (split_sizes or log_sizes) if group == "g1" and (split or h_copies) else []
+    split_sizes = (split_sizes or log_sizes) if group == "g1" and (split or h_copies or h_windows) else []
     largest = max(log_sizes + split_sizes)
     bases, logs = make_bases(be, curve, group, largest, seed=11 if group == "g1" else 12)
     if split:  # first: its device-scalar rows need no host scalars drawn
         time_split(be, timer, bases, logs, split_sizes)
-    if h_copies:
-        time_h_copies(be, timer, bases, max(split_sizes), h_copies)
+    if h_copies or h_windows:
+        time_h_copies(be, timer, bases, max(split_sizes), h_copies, h_windows)
     for log_n in log_sizes:
         n = 1 << log_n
         if log_n in dlog_at:
@@ -629,14 +630,38 @@ def _assert_eq(got: np.ndarray, want: np.ndarray) -> None:
     assert G1.eq(got[None], want[None])[0], "differs"
 
 
-def time_h_copies(be: Any, timer: Timer, bases: Any, log_n: int, caps: tuple[int, ...]) -> None:
+def time_h_copies(
+    be: Any, timer: Timer, bases: Any, log_n: int, caps: tuple[int, ...], windows: tuple[int, ...] = ()
+) -> None:
     """The H query's MSM (full device scalars) over a few precomputed copies of its bases, what
-    fits beside the real set and one partition (docs/GPU_NOTES.md), against the plain MSM."""
+    fits beside the real set and one partition (docs/GPU_NOTES.md), against the plain MSM; and
+    the plain MSM in one chunk at other windows, which tells a copy's gain from its window's."""
     n = 1 << log_n
     sc = random_fr_device(be, n, seed=600 + log_n)
     try:
         want = be.msm(bases, sc)
         plain = timer(partial(be.msm, bases, sc), reps=3)
+        for c in windows:
+            be.msm_chunks = 1
+            try:
+                same = bool(G1.eq(be.msm(bases, sc, window=c)[None], want[None])[0])
+                RESULTS["checks"][f"msm h window {c} 2^{log_n}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the default plan's MSM",
+                }
+                t = timer(partial(be.msm, bases, sc, window=c), reps=3)
+            finally:
+                be.msm_chunks = None
+            row(
+                "msm_g1_h_window",
+                f"2^{log_n}",
+                t,
+                window=c,
+                chunks=1,
+                plain_ms=round(plain["ms"], 3),
+                ratio_to_plain=round(t["ms"] / plain["ms"], 3),
+                same_as_plain=same,
+            )
         for cap in caps:
             handle = be.bases_from_device(bases.rows[:n], "g1")
             try:
@@ -1102,6 +1127,11 @@ def main() -> int:
         help="comma list of precomputed-copy caps for H-query rows at the largest G1 size (device scalars)",
     )
     ap.add_argument(
+        "--h-windows",
+        default="",
+        help="comma list of windows: the H-query MSM without copies, one chunk, beside the default plan",
+    )
+    ap.add_argument(
         "--g1-sizes", default="", help="comma list of log2 sizes of the G1 MSM rows (default 16..26)"
     )
     ap.add_argument(
@@ -1184,6 +1214,7 @@ def main() -> int:
                 split="split" not in skip,
                 split_sizes=[int(v) for v in args.split_sizes.split(",") if v],
                 h_copies=tuple(int(v) for v in args.h_copies.split(",") if v),
+                h_windows=tuple(int(v) for v in args.h_windows.split(",") if v),
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
