@@ -70,9 +70,10 @@ class Sampler(threading.Thread):
         self.engine, self.backend = engine, backend
         self.stop = threading.Event()
         self.host_peak = self.dev_peak = self.workers_peak = 0
-        # (s, GiB in use, GiB the card has handed out): a drop in the second is the pool giving
-        # its cached blocks back (CuPy does that when an allocation fails, then retries)
-        self.series: list[tuple[float, float, float]] = []
+        # (s, GiB in use, GiB the card has handed out, GiB the runtime's pool holds, GiB CuPy's
+        # default pool holds): a drop in the third is a pool giving its cached blocks back (CuPy
+        # does that when an allocation fails, then retries); card less pools is held elsewhere
+        self.series: list[tuple[float, ...]] = []
 
     def run(self) -> None:
         pids: list[int] = []
@@ -88,7 +89,8 @@ class Sampler(threading.Thread):
             used = int(mem.get("used") or 0)
             self.dev_peak = max(self.dev_peak, used)
             held = int(mem.get("total") or 0) - int(mem.get("free") or 0)
-            point = (round(now(), 2), round(used / 2**30, 1), round(held / 2**30, 1))
+            pools = (int(mem.get("pool_held") or 0), int(mem.get("default_pool_held") or 0))
+            point = (round(now(), 2), *(round(v / 2**30, 1) for v in (used, held, *pools)))
             if not self.series or point[1:] != self.series[-1][1:]:
                 self.series.append(point)
 
@@ -226,7 +228,9 @@ def main() -> int:
                 ProofRequest(circuit=args.winning, seed=500 + i, priority=Priority.CRITICAL)
             ).result()
             alone.append({"latency_s": round(time.perf_counter() - t, 3), "status": r.status.value,
-                          "phases": phase_table([r])})  # fmt: skip
+                          "error": r.error, "phases": phase_table([r])})  # fmt: skip
+            if r.status is not JobStatus.COMPLETED:
+                status = 1
         RESULTS["winning_alone"] = alone
         say(f"winning alone: {[a['latency_s'] for a in alone]} s")
         save(args.out)
@@ -245,9 +249,11 @@ def main() -> int:
                 ProofRequest(circuit=args.winning, seed=i + 1, priority=Priority.CRITICAL)
             ).result()
             lat = time.perf_counter() - t
-            probes.append({"latency_s": round(lat, 3), "status": r.status.value,
+            probes.append({"latency_s": round(lat, 3), "status": r.status.value, "error": r.error,
                            "phases": phase_table([r]), "at_s": round(t - t_load, 1)})  # fmt: skip
-            say(f"winning probe {i}: {lat:.3f} s ({r.status.value}) {probes[-1]['phases']}")
+            say(f"winning probe {i}: {lat:.3f} s ({r.status.value}) {r.error or ''} {probes[-1]['phases']}")
+            if r.status is not JobStatus.COMPLETED:
+                status = 1  # a CRITICAL job that failed under load fails the run
         RESULTS["winning_probes"] = probes
         done_at = []
         results = []

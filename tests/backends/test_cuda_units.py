@@ -137,6 +137,15 @@ def test_chunk_count():
     assert M.chunk_count(1 << 26) == 4
 
 
+def test_a_given_window_over_device_scalars_is_one_chunk():
+    """As `choose` plans device scalars; host scalars keep the upload-overlapping chunks (the
+    H MSM at window 20 ran in 4 chunks where the measured 928 ms was one, 2026-12-06)."""
+    n = (1 << 27) - 1
+    assert len(M.make_plan(n, 20, host_scalars=False).chunks) == 1
+    assert len(M.make_plan(n, 20, host_scalars=True).chunks) == 4
+    assert len(M.make_plan(n, 20, 2, host_scalars=False).chunks) == 2
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [

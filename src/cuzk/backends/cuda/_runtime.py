@@ -119,6 +119,10 @@ class Runtime:
     def used_bytes(self) -> int:
         return 0
 
+    def held_bytes(self) -> dict[str, int]:
+        """Device bytes held by memory pools, live or cached, per pool (none where no pool)."""
+        return {}
+
     def mem_info(self) -> tuple[int | None, int | None]:
         """(total, free) bytes of the device where known."""
         return None, None
@@ -211,7 +215,7 @@ class CupyRuntime(Runtime):
         self.device = cupy.cuda.Device(device)
         with self.guard("device initialisation"):
             self.props = cupy.cuda.runtime.getDeviceProperties(device)
-            self.pool = cupy.cuda.MemoryPool()
+            self.pool = cupy.cuda.MemoryPool(_device_malloc)
             total = self.device.mem_info[1]
             self.budget = memory_budget
             if memory_budget is not None and memory_budget > total:
@@ -390,6 +394,15 @@ class CupyRuntime(Runtime):
     # --- memory -------------------------------------------------------------------------
     def used_bytes(self) -> int:
         return int(self.pool.used_bytes())
+
+    def held_bytes(self) -> dict[str, int]:
+        """Device bytes the pools hold, live or cached: this runtime's and CuPy's default pool
+        (which any CuPy call outside a device region allocates from)."""
+        with self.guard("pool sizes"):
+            return {
+                "pool": int(self.pool.total_bytes()),
+                "default_pool": int(self.cp.get_default_memory_pool().total_bytes()),
+            }
 
     def mem_info(self) -> tuple[int | None, int | None]:
         with self.guard("mem_info"):
@@ -627,6 +640,24 @@ class _PreparedLaunch:
                 ctypes.addressof(self._kargs),
                 0,
             )
+
+
+def _device_malloc(size: int) -> Any:
+    """The runtime pool's cudaMalloc: when the device is full, CuPy's default pool gives its
+    cached blocks back before the pool's own retry fails. The pool already frees its own free
+    blocks and retries, but not the default pool's, which allocations outside a device region
+    fill (the 2026-12-06 wpost-32g run failed a 14.5 GB allocation with 27 GiB held outside
+    the runtime's pool)."""
+    import cupy
+
+    try:
+        return cupy.cuda.MemoryPointer(cupy.cuda.Memory(size), 0)
+    except cupy.cuda.runtime.CUDARuntimeError as exc:
+        default = cupy.get_default_memory_pool()
+        if exc.status != cupy.cuda.runtime.errorMemoryAllocation or not default.free_bytes():
+            raise
+        default.free_all_blocks()
+        return cupy.cuda.MemoryPointer(cupy.cuda.Memory(size), 0)
 
 
 class _DeviceRegion:

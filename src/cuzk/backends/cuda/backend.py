@@ -447,6 +447,7 @@ class CudaBackend(Backend):
             "total": total,
             "free": free,
             "budget": self.rt.budget,
+            **{f"{pool}_held": n for pool, n in self.rt.held_bytes().items()},
         }
 
     def describe(self) -> dict[str, Any]:

@@ -59,7 +59,8 @@ def entries_per_scalar(c: int, halves: int = 1) -> float:
 
 
 def chunk_count(n: int) -> int:
-    """Default scalar chunks when the window is given: 1 up to 2^21 points, then 2, then 4."""
+    """Default chunks of host scalars when the window is given: 1 up to 2^21 points, then 2, then 4
+    (they overlap the upload with the MSM; device scalars take one chunk)."""
     return max(1, min(4, n >> 21))
 
 
@@ -190,8 +191,8 @@ def make_plan(
         c = window
     elif window is None and chunks is None:
         c, k = choose(n, host_scalars)
-    else:
-        k = chunk_count(n) if chunks is None else max(1, chunks)
+    else:  # device scalars need no upload overlap: one chunk, as `choose` plans them
+        k = (chunk_count(n) if host_scalars else 1) if chunks is None else max(1, chunks)
         c = window if window is not None else default_window(n, k)
     if not 2 <= c <= 24:
         raise ValueError(f"MSM window must be between 2 and 24 bits, got {c}")
