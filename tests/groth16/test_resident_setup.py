@@ -185,3 +185,49 @@ def test_replicated_topology_is_set_up_a_copy_at_a_time(where, cpu, request, tmp
 def _gen(topo, be):
     gen = generate_queries(topo, be)
     return gen.vk, gen.rows
+
+
+def test_setup_and_proving_run_their_xp_work_in_the_device_region(emu, cpu, monkeypatch):
+    """Set-up, the matvec check and the prover's start enter the backend's device region, where
+    a CUDA backend's CuPy calls allocate from its own pool (outside it they went to CuPy's
+    default pool, which no budget or memory check saw: ~27 GiB in a wpost-32g proof)."""
+    from contextlib import contextmanager
+
+    depth, entered = [0], []
+    region = emu.activate
+
+    @contextmanager
+    def counting():
+        depth[0] += 1
+        entered.append(depth[0])
+        try:
+            with region():
+                yield
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(emu, "activate", counting)
+    cs, w = random_circuit(40, num_public=2, seed=7)
+    gen = generate_queries(cs, emu)
+    assert entered, "set-up ran outside the device region"
+    key = resident_from_rows(gen.vk, gen.rows, cs, emu, g2_backend=cpu)
+    entered.clear()
+    _prove_and_check(key, w, _publics(w))
+    assert len(entered) >= 2  # the satisfaction check and start
+
+
+@pytest.mark.gpu
+def test_setup_and_proof_leave_cupy_default_pool_untouched(cpu):
+    import cupy
+
+    from cuzk.backends.cuda import CudaBackend
+
+    be = CudaBackend()
+    default = cupy.get_default_memory_pool()
+    before = default.total_bytes()
+    cs, w = random_circuit(200, num_public=2, seed=9)
+    gen = generate_queries(cs, be)
+    key = resident_from_rows(gen.vk, gen.rows, cs, be, g2_backend=cpu)
+    _prove_and_check(key, w, _publics(w))
+    assert default.total_bytes() == before
+    assert be.memory_info()["pool_held"] > 0

@@ -277,9 +277,10 @@ class Backend(ABC):
         """
 
     def activate(self) -> AbstractContextManager[Any]:
-        """Make this backend's device the calling thread's current one for a block: for callers
-        that run `xp` operations on its arrays (cupy works on the current device). A no-op on
-        the CPU; the backend's own methods never need it."""
+        """The backend's device region for a block: callers that run `xp` operations on its
+        arrays enter it, so those run on its device and allocate where its memory accounting
+        sees them (a CUDA backend's pool). A no-op on the CPU; the backend's own methods never
+        need it."""
         return nullcontext()
 
     def synchronize(self) -> None:  # noqa: B027 - a no-op is right for synchronous backends

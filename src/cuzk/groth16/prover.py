@@ -162,9 +162,11 @@ def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, 
 
 def _checked(key: Any, be: Backend, a: Any, b: Any, c: Any, who: str) -> tuple[Any, Any, Any]:
     """(a, b, c) once every row has a * b == c; else UnsatisfiedError naming the first bad row."""
-    bad_rows = be.xp.any(be.fr_mul(a, b) != c, axis=1)
-    if bool(bad_rows.any()):
-        i = int(be.xp.argmax(bad_rows))
+    with be.activate():
+        bad_rows = be.xp.any(be.fr_mul(a, b) != c, axis=1)
+        bad = bool(bad_rows.any())
+        i = int(be.xp.argmax(bad_rows)) if bad else -1
+    if bad:
         name = key.constraint_name(i)
         raise UnsatisfiedError(f"{who}constraint {i} ({name}) is not satisfied", name, i)
     return a, b, c
@@ -218,9 +220,14 @@ def start(
     the private query, the C section of a zkey): the `msm.window.*` toggles. `checkpoint` is
     called between the phases: the engine lets an urgent unit use the device there.
     """
+    with key.backend.activate():  # the H stack and the query gathers count in its memory
+        return _start(assignment, key, dict(windows or {}), checkpoint or (lambda: None))
+
+
+def _start(
+    assignment: Assignment, key: ProvingKey, win: dict[str, int], pause: Callable[[], None]
+) -> Pending:
     tl, be, q = assignment.timeline, key.backend, key.scalars
-    win = dict(windows or {})
-    pause = checkpoint or (lambda: None)
     with tl.span("ntt_h"):
         hs = [key.qap.h(be, a, b, c) for a, b, c in assignment.abc]
         h_scalars = be.xp.stack(hs)

@@ -121,9 +121,16 @@ def generate_queries(
     progress: Progress | None = None,
 ) -> GeneratedQueries:
     """Random parameters for the circuit, their queries left in the backend's memory; raises
-    SetupError for degenerate circuits. Spans: lagrange, qap, scalars, fixed_base_<query>."""
-    tl = timeline or Timeline("setup")
-    say = progress or (lambda _msg: None)
+    SetupError for degenerate circuits. Spans: lagrange, qap, scalars, fixed_base_<query>.
+    Runs in the backend's device region: its gathers and checks allocate where the backend's
+    memory accounting sees them (and gives their cached blocks back when a later one needs them)."""
+    with backend.activate():
+        return _generate_queries(cs, backend, timeline or Timeline("setup"), progress or (lambda _msg: None))
+
+
+def _generate_queries(
+    cs: ConstraintMatrices, backend: Backend, tl: Timeline, say: Progress
+) -> GeneratedQueries:
     xp = backend.xp
     dom = Domain.for_constraints(cs.num_constraints)
     dens = Densities.of(cs)

@@ -61,7 +61,8 @@ class R1cs:
         """The first constraint with (A.w)(B.w) != C.w, or -1 when the witness satisfies all."""
         w = backend.to_device(witness)
         a, b, c = (backend.spmv(m, w) for m in (self.A, self.B, self.C))
-        bad = backend.to_host(backend.xp.any(backend.fr_mul(a, b) != c, axis=1))
+        with backend.activate():
+            bad = backend.to_host(backend.xp.any(backend.fr_mul(a, b) != c, axis=1))
         return int(np.argmax(bad)) if bad.any() else -1
 
 

@@ -320,24 +320,26 @@ class ReplicatedTopology(Topology):
         """The products block by block on the backend: per copy, its columns (copy 0's plus k
         times their strides, computed there from index arrays uploaded once per backend) are
         gathered by `gather` and the one copy-sized matrix per A, B, C (cached by the backend)
-        applied. No full matrix is built and nothing comes back to the host."""
+        applied. No full matrix is built and nothing comes back to the host. The `xp` work runs
+        in the backend's device region, so its arrays count in the backend's memory."""
         xp = backend.xp
         lay = self.layout
         n, r0 = lay.num_constraints, lay.shared_rows
         head, local = self._backend_cols(backend)
         out = []
-        for which in range(3):
-            res = xp.zeros((n, 4), dtype=xp.uint64)
-            if r0:
-                res[:r0] = backend.spmv(self._head_local[which].matrix, gather(head[which]))
-            cols, strides = local[which]
-            mat = self._local[which].matrix
-            for k in range(lay.copies):
-                r = r0 + k * lay.unit_rows
-                res[r : r + lay.unit_rows] = backend.spmv(mat, gather(cols + k * strides))
-            if which == 0:
-                res[r0 + lay.copies * lay.unit_rows :] = d_in
-            out.append(res)
+        with backend.activate():
+            for which in range(3):
+                res = xp.zeros((n, 4), dtype=xp.uint64)
+                if r0:
+                    res[:r0] = backend.spmv(self._head_local[which].matrix, gather(head[which]))
+                cols, strides = local[which]
+                mat = self._local[which].matrix
+                for k in range(lay.copies):
+                    r = r0 + k * lay.unit_rows
+                    res[r : r + lay.unit_rows] = backend.spmv(mat, gather(cols + k * strides))
+                if which == 0:
+                    res[r0 + lay.copies * lay.unit_rows :] = d_in
+                out.append(res)
         return out[0], out[1], out[2]
 
     def _backend_cols(self, backend: Backend) -> tuple[list[Any], list[tuple[Any, Any]]]:

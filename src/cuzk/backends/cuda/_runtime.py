@@ -410,7 +410,11 @@ class CupyRuntime(Runtime):
         return int(total), int(free)
 
     def activate(self) -> contextlib.AbstractContextManager[Any]:
-        return self.device
+        """The device region: CuPy calls in it allocate from this runtime's pool, which the
+        budget, `used_bytes` and the out-of-memory retry cover. Outside it they allocate from
+        CuPy's default pool, invisible to all three (2026-12-06: the prover's H stack, query
+        gathers and the replicated topology's a/b/c, ~27 GiB in a wpost-32g proof)."""
+        return self.guard("device work")
 
     def upload(self, host: np.ndarray, out: Any | None = None) -> Any:
         host = np.ascontiguousarray(host)
