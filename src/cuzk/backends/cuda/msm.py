@@ -94,9 +94,20 @@ def _chunk_options(n: int, host_scalars: bool) -> tuple[int, ...]:
     return tuple(k for k in (CHUNK_CHOICES if host_scalars else (1,)) if k == 1 or n // k >= MIN_CHUNK)
 
 
+#: Device-scalar windows measured against the model's pick, by log2 of the size's power-of-two
+#: ceiling. At 2^27 (the real partition's H MSM) the model's (22, 1) ran 990.7 ms and (20, 1)
+#: 928.2 (H200, 2026-12-06, one run, the same scalars; docs/BENCHMARKS.md): the model misses
+#: what c = 22 costs there (4.8 GB of buckets, 14.5 GB of partials walked by the merge).
+MEASURED_DEVICE_WINDOWS: dict[int, int] = {27: 20}
+
+
 def choose(n: int, host_scalars: bool = False, halves: int = 1) -> tuple[int, int]:
     """(window, chunks) minimizing msm_cost; windows 4..22, chunks of at least 2^20 points
-    (smaller chunks lost on the H200: a 2^20 MSM took 36 ms in 4 chunks, 33 ms in one)."""
+    (smaller chunks lost on the H200: a 2^20 MSM took 36 ms in 4 chunks, 33 ms in one).
+    Where a device-scalar size has a measured window, that window in one chunk."""
+    measured = MEASURED_DEVICE_WINDOWS.get(max(1, n - 1).bit_length())
+    if measured is not None and not host_scalars and halves == 1:
+        return measured, 1
     options = [(c, k) for c in range(4, 23) for k in _chunk_options(n, host_scalars)]
     return min(options, key=lambda ck: msm_cost(n, ck[0], ck[1], host_scalars, halves=halves))
 
