@@ -29,6 +29,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -511,12 +512,16 @@ def time_msm(
     split_sizes: list[int] | None = None,
     h_copies: tuple[int, ...] = (),
     h_windows: tuple[int, ...] = (),
+    beside_staging: bool = False,
 ) -> None:
-    split_sizes = (split_sizes or log_sizes) if group == "g1" and (split or h_copies or h_windows) else []
+    wants_largest = split or h_copies or h_windows or beside_staging
+    split_sizes = (split_sizes or log_sizes) if group == "g1" and wants_largest else []
     largest = max(log_sizes + split_sizes)
     bases, logs = make_bases(be, curve, group, largest, seed=11 if group == "g1" else 12)
     if split:  # first: its device-scalar rows need no host scalars drawn
         time_split(be, timer, bases, logs, split_sizes)
+    if beside_staging:
+        time_msm_beside_staging(be, timer, bases, max(split_sizes))
     if h_copies or h_windows:
         time_h_copies(be, timer, bases, max(split_sizes), h_copies, h_windows)
     for log_n in log_sizes:
@@ -692,6 +697,40 @@ def time_h_copies(
             finally:
                 be.release(handle)
     finally:
+        del sc
+
+
+def time_msm_beside_staging(be: Any, timer: Timer, bases: Any, log_n: int) -> None:
+    """The H MSM (full device scalars) alone, then while another thread stages a witness-sized
+    array again and again (Runtime.stage: the engine's other GPU worker, outside the device
+    lock), from pageable memory and through the pinned slots (GPU_NOTES v33)."""
+    n = 1 << log_n
+    sc = random_fr_device(be, n, seed=700 + log_n)
+    host = np.random.default_rng(701).integers(0, 1 << 62, size=(n, 4), dtype=np.uint64)
+    rt, was = be.rt, be.rt.pinned_staging
+    try:
+        alone = timer(partial(be.msm, bases, sc), reps=3)
+        row("msm_g1_beside_staging", f"2^{log_n}", alone, staging="none")
+        for pinned in (False, True):
+            rt.pinned_staging = pinned
+            stop, staged = threading.Event(), [0]
+
+            def stager(stop: threading.Event = stop, staged: list[int] = staged) -> None:
+                while not stop.is_set():
+                    rt.stage(host)
+                    staged[0] += 1
+
+            th = threading.Thread(target=stager, daemon=True)
+            th.start()
+            try:
+                t = timer(partial(be.msm, bases, sc), reps=3)
+            finally:
+                stop.set()
+                th.join()
+            row("msm_g1_beside_staging", f"2^{log_n}", t, staging="pinned" if pinned else "pageable",
+                stages=staged[0], alone_ms=round(alone["ms"], 3), ratio_to_alone=round(t["ms"] / alone["ms"], 3))  # fmt: skip
+    finally:
+        rt.pinned_staging = was
         del sc
 
 
@@ -1127,6 +1166,11 @@ def main() -> int:
         help="comma list of precomputed-copy caps for H-query rows at the largest G1 size (device scalars)",
     )
     ap.add_argument(
+        "--beside-staging",
+        action="store_true",
+        help="the H-query MSM at the largest split size alone and beside a staging thread, pageable and pinned",
+    )
+    ap.add_argument(
         "--h-windows",
         default="",
         help="comma list of windows: the H-query MSM without copies, one chunk, beside the default plan",
@@ -1215,6 +1259,7 @@ def main() -> int:
                 split_sizes=[int(v) for v in args.split_sizes.split(",") if v],
                 h_copies=tuple(int(v) for v in args.h_copies.split(",") if v),
                 h_windows=tuple(int(v) for v in args.h_windows.split(",") if v),
+                beside_staging=args.beside_staging,
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),
