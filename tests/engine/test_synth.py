@@ -336,3 +336,23 @@ def test_the_resource_tracker_reports_no_leak_at_exit(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "resource_tracker" not in proc.stderr and "leaked" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("prefault", [True, False])
+def test_a_prefaulted_block_starts_zero_and_holds_the_same_witness(prefault, tmp_path):
+    """The block's pages mapped ahead (madvise) read as zeros, as the witness program needs, and
+    the witness written into it equals the one the program computes into a private array."""
+    from cuzk.engine.synth_worker import WitnessBlock
+
+    circuit = get_circuit("porep-tiny")
+    inst = circuit.random_instance(5)
+    name = f"{SHM_PREFIX}test-prefault-{os.getpid()}-{int(prefault)}"
+    block = WitnessBlock(name, circuit, with_abc=False, prefault=prefault)
+    try:
+        assert block.witness is not None and not block.witness.any()
+        got = circuit.witness(inst, out=block.witness).full().copy()
+        want = circuit.witness(inst).full()
+        assert np.array_equal(got, want)
+    finally:
+        block.discard()
+    assert not os.path.exists(os.path.join(SHM_DIR, name))

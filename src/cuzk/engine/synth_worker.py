@@ -31,6 +31,8 @@ import numpy as np
 #: Where POSIX shared memory lives on Linux (glibc's shm_open is a file under this tmpfs).
 SHM_DIR = "/dev/shm"
 _ALIGN = 64
+#: madvise(2)'s MADV_POPULATE_WRITE (Linux 5.14+; Python names it only from 3.13)
+_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)
 #: How much lower than its parent a worker runs (nice increment). The parent's threads drive the
 #: GPU: at real size 8 workers x 2 threads on 16 cores slowed the H MSM from 1.0 s to 1.5 s a
 #: partition (2026-12-05, H200); the expected cause is the launching thread waiting for a core.
@@ -154,9 +156,14 @@ class WitnessBlock:
 
     Computing the witness into a private array and copying it into the block took 0.36 s of
     every porep-full partition on the H200 machine (the `handoff` span, 2026-12-03).
+
+    `prefault`: the block's pages are mapped in one madvise call before the program writes
+    them. The program's scattered first writes each took a page fault: a porep-32g witness
+    (4.2 GB) took 14.0 s into a fresh block and 1.4 + 7.7 s into a prefaulted one (2-core CI
+    machine, 2026-12-06; benchmarks/synth_worker.py --prefault both).
     """
 
-    def __init__(self, name: str, circuit: Any, *, with_abc: bool) -> None:
+    def __init__(self, name: str, circuit: Any, *, with_abc: bool, prefault: bool = True) -> None:
         prog = circuit.program()
         ni, rows = prog.num_inputs, prog.num_inputs + prog.num_aux
         self.layout: list[tuple[str, tuple[int, ...], int]] = [
@@ -176,6 +183,9 @@ class WitnessBlock:
             self.map: mmap.mmap | None = mmap.mmap(fd, max(offset, 1))
         finally:
             os.close(fd)
+        if prefault and sys.platform == "linux":
+            with contextlib.suppress(OSError):  # an older kernel: the writes fault the pages in
+                self.map.madvise(_POPULATE_WRITE, 0, rows * 32)
         self.witness: np.ndarray | None = np.ndarray((rows, 4), dtype=np.uint64, buffer=self.map)
 
     def put_abc(self, abc: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
