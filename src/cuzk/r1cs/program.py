@@ -176,16 +176,13 @@ class WitnessProgram:
             # lane of it held (a bit is one byte), so a porep-32g SHA-256 group's 18 lanes run in
             # one gadget pass instead of 16 + 2: each pass's cost is mostly per-operation Python,
             # whatever its lanes (the witness 8.5 -> ~5 s, 2026-12-06).
-            held = self._held.get(g.template)
-            step = max(1, LANE_BYTES // max(1, 32 * g.n_aux))  # never fewer lanes than this
-            if held is not None:
-                step = max(step, LANE_BYTES // max(1, HELD_FACTOR * held))
+            least = max(1, LANE_BYTES // max(1, 32 * g.n_aux))  # never fewer lanes than this
             lo = 0
             while lo < lanes:
+                held = self._held.get(g.template)
+                step = least if held is None else max(least, LANE_BYTES // max(1, HELD_FACTOR * held))
                 hi = min(lanes, lo + step)
-                held = max(held or 0, self._run_calls(w, g, lo, hi))
-                self._held[g.template] = held
-                step = max(step, LANE_BYTES // max(1, HELD_FACTOR * held))
+                self._held[g.template] = max(held or 0, self._run_calls(w, g, lo, hi))
                 lo = hi
         return Witness(inputs=w[:ni] if out is not None else w[:ni].copy(), aux=w[ni:])
 
