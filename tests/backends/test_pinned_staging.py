@@ -143,3 +143,25 @@ def test_the_cpu_backend_stages_a_copy_not_a_view() -> None:
     host = np.arange(8, dtype=np.uint64).reshape(2, 4)
     staged = CpuBackend().stage(host)
     assert np.array_equal(staged, host) and not np.shares_memory(staged, host)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_staged_pieces_land_one_after_another_without_a_host_join(pinned: bool) -> None:
+    rt = _runtime(chunk_bytes=4 * 32)
+    rt.pinned_staging = pinned
+    rng = np.random.default_rng(4)
+    pieces = [rng.integers(0, 2**63, size=(n, 4), dtype=np.uint64) for n in (3, 11, 0, 6)]
+    out = rt.stage(*pieces)
+    assert np.array_equal(out.arr, np.concatenate(pieces))
+    assert out.stream is rt.upload_stream
+    with pytest.raises(ValueError, match="row shape or dtype"):
+        rt.stage(pieces[0], pieces[1].astype(np.int64))
+
+
+def test_the_cpu_backend_joins_staged_pieces_into_its_own_copy() -> None:
+    from cuzk.backends.cpu import CpuBackend
+
+    a, b = np.arange(8, dtype=np.uint64).reshape(2, 4), np.arange(8, 20, dtype=np.uint64).reshape(3, 4)
+    staged = CpuBackend().stage(a, b)
+    assert np.array_equal(staged, np.concatenate([a, b]))
+    assert not np.shares_memory(staged, a) and not np.shares_memory(staged, b)

@@ -125,16 +125,21 @@ class Backend(ABC):
     def to_device(self, a: np.ndarray) -> Array:
         """Copy a host array to the backend's memory (no copy on the CPU)."""
 
-    def stage(self, a: np.ndarray) -> Array:
-        """Copy a host array to the backend ahead of the device lock, finished when this returns.
+    def stage(self, *pieces: np.ndarray) -> Array:
+        """Copy host arrays to the backend ahead of the device lock as one array, their rows
+        one after another, finished when this returns.
 
         Unlike `to_device` inside the lock, the copy must not wait behind (or hold back) the
-        lock holder's kernels. The result is always the backend's own copy, never a view of `a`,
-        and must stay referenced while a queued kernel may read it (`prover.start` drops a/b/c
-        only after the NTTs that read them are done).
+        lock holder's kernels. Several pieces are joined on the backend, never first on the
+        host (a witness's inputs and aux straight from the synthesis hand-over). The result
+        is always the backend's own copy, never a view of a piece, and must stay referenced
+        while a queued kernel may read it (`prover.start` drops a/b/c only after the NTTs
+        that read them are done).
         """
-        dev = self.to_device(a)
-        return dev.copy() if isinstance(dev, np.ndarray) and np.shares_memory(dev, a) else dev
+        if len(pieces) != 1:
+            return self.xp.concatenate([self.to_device(a) for a in pieces])
+        dev = self.to_device(pieces[0])
+        return dev.copy() if isinstance(dev, np.ndarray) and np.shares_memory(dev, pieces[0]) else dev
 
     @abstractmethod
     def to_host(self, a: Array) -> np.ndarray:

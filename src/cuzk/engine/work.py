@@ -226,33 +226,34 @@ def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Calla
     Returns the call that makes the prover Assignment under the lock. Nothing either refers
     to the hand-over, which the caller closes after this returns: with a/b/c from the
     workers they are copied to the backend here and the call has nothing left to do;
-    without them the witnesses are stacked into one host array (a single copy) and
-    uploaded here, and the call runs only the sparse products and the satisfaction check
-    (the prover's `synthesize`) on the uploaded copy, which `start` reuses for the MSMs.
-    A zkey hand-over is a circom witness (`source`: a .wtns path or an array), loaded and
-    multiplied here.
+    without them the witnesses are uploaded here straight from the hand-over (no host copy)
+    and the call runs only the sparse products and the satisfaction check on the device copy,
+    which `start` reuses for the MSMs. A zkey hand-over is a circom witness (`source`: a .wtns
+    path or an array), loaded and multiplied here.
     """
     backend = resident.srs.backend
     if is_zkey(resident.circuit):
         zk = prover.synthesize(resident.srs, [p.source for p in parts], timeline=timeline)
         return lambda: zk
-    if all(p.abc is not None for p in parts):
-        abc = [tuple(backend.stage(v) for v in p.abc) for p in parts]
-        witness = np.stack([np.concatenate([p.inputs, p.aux]) for p in parts])
-        done = prover.Assignment(witness=witness, abc=abc, timeline=timeline)
-        return lambda: done
     from cuzk.errors import CircuitError
 
-    first = parts[0]
-    ws = np.empty((len(parts), len(first.inputs) + len(first.aux), 4), dtype=np.uint64)
+    n_in, n_vars = len(parts[0].inputs), len(parts[0].inputs) + len(parts[0].aux)
     for j, p in enumerate(parts):
-        if len(p.inputs) + len(p.aux) != ws.shape[1]:
+        if (len(p.inputs), len(p.inputs) + len(p.aux)) != (n_in, n_vars):
             raise CircuitError(
-                f"witness {j} has {len(p.inputs) + len(p.aux)} values, witness 0 {ws.shape[1]}"
+                f"witness {j} has {len(p.inputs)} + {len(p.aux)} values, witness 0 {n_in} + {n_vars - n_in}"
             )
-        ws[j, : len(p.inputs)], ws[j, len(p.inputs) :] = p.inputs, p.aux
-    dev = backend.stage(ws)
-    return lambda: prover.synthesize(resident.srs, ws, backend, timeline=timeline, device_witness=dev)
+    inputs = np.stack([p.inputs for p in parts])
+    if all(p.abc is not None for p in parts):
+        abc = [tuple(backend.stage(v) for v in p.abc) for p in parts]
+        ws = np.empty((len(parts), n_vars, 4), dtype=np.uint64)  # uploaded under the lock, once
+        for j, p in enumerate(parts):
+            ws[j, :n_in], ws[j, n_in:] = p.inputs, p.aux
+        done = prover.Assignment(witness=ws, inputs=inputs, abc=abc, timeline=timeline)
+        return lambda: done
+    pieces = [v for p in parts for v in (p.inputs, p.aux)]
+    dev = backend.stage(*pieces).reshape(len(parts), n_vars, 4)
+    return lambda: prover.synthesize_staged(resident.srs, inputs, dev, backend, timeline=timeline)
 
 
 def build_assignment(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Any:

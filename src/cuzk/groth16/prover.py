@@ -1,6 +1,7 @@
 """The Groth16 prover in three phases, for bellperson and snarkjs keys alike.
 
     synthesize(key, witnesses, backend) -> Assignment   the witnesses; a = A.w, b = B.w, c = C.w
+    synthesize_staged(key, inputs, w)   -> Assignment   the same for a witness already on the backend
     start(assignment, key)              -> Pending      H; G1 MSMs over h, the private query, a, b_g1
     finalize(pending, key)              -> [Proof]      G2 MSM over b_g2; assembly with random r, s
     prove(key, witnesses)               -> ProveResult  the three in order, then batch verification
@@ -92,14 +93,14 @@ class ProvingKey(Protocol):
 class Assignment:
     """One or more witnesses of one key and their A/B/C evaluations."""
 
-    witness: np.ndarray  # (k, num_vars, 4) host, Montgomery
+    witness: Any  # (k, num_vars, 4) Montgomery: host, or the backend's copy staged ahead
+    inputs: np.ndarray  # (k, num_inputs, 4) host: ONE and the public inputs, what finalize keeps
     abc: list[tuple[Any, Any, Any]]  # per circuit: a, b, c as backend arrays (rows, 4)
     timeline: Timeline
-    device_witness: Any | None = None  # the witness already on the backend (uploaded once, ahead)
 
     @property
     def k(self) -> int:
-        return int(self.witness.shape[0])
+        return int(self.inputs.shape[0])
 
 
 @dataclass
@@ -189,22 +190,48 @@ def synthesize(
     backend: Backend | None = None,
     *,
     timeline: Timeline | None = None,
-    device_witness: Any | None = None,
 ) -> Assignment:
-    """Obtain the witnesses, evaluate A.w, B.w, C.w, and refuse the batch if a row fails a b == c.
-
-    `device_witness`: the stacked witnesses already on the backend (the engine uploads them
-    before it takes the device lock); `start` then reuses it rather than uploading again.
-    """
+    """Obtain the witnesses, evaluate A.w, B.w, C.w, and refuse the batch if a row fails a b == c."""
     tl = timeline or Timeline()
     be, k = backend or key.backend, len(witnesses)
     with tl.span("synthesis", circuits=k):
         with tl.span("witness"):
             ws = stack_witnesses(key, witnesses)
         with tl.span("matvec"):
-            src = device_witness if device_witness is not None else ws
-            abc = [evaluate(key, be, src[j], f"witness {j}: " if k > 1 else "") for j in range(k)]
-    return Assignment(witness=ws, abc=abc, timeline=tl, device_witness=device_witness)
+            abc = [evaluate(key, be, ws[j], f"witness {j}: " if k > 1 else "") for j in range(k)]
+    inputs = ws[:, : key.num_inputs].copy()  # not a view: the witness can go once it is uploaded
+    return Assignment(witness=ws, inputs=inputs, abc=abc, timeline=tl)
+
+
+def synthesize_staged(
+    key: ProvingKey,
+    inputs: np.ndarray,
+    witness: Any,
+    backend: Backend,
+    *,
+    timeline: Timeline | None = None,
+) -> Assignment:
+    """`synthesize` for witnesses the engine already put on the backend (`Backend.stage`).
+
+    The host keeps only each witness's public inputs: at porep-32g a host stack of the
+    whole witness (4.2 GB, freshly faulted in) was most of the GPU worker's 2.2 s staging.
+    """
+    tl = timeline or Timeline()
+    k = inputs.shape[0] if inputs.ndim == 3 else 0
+    if not k or inputs.shape != (k, key.num_inputs, 4) or inputs.dtype != np.uint64:
+        raise CircuitError(
+            f"expected (k, {key.num_inputs}, 4) uint64 public inputs, got {inputs.shape} {inputs.dtype}"
+        )
+    if tuple(witness.shape) != (k, key.num_vars, 4):
+        raise CircuitError(
+            f"staged witnesses have shape {tuple(witness.shape)}, the key needs ({k}, {key.num_vars}, 4)"
+        )
+    for j in range(k):
+        if not np.array_equal(inputs[j, 0], FR.one()):
+            raise CircuitError(f"witness {j}: input 0 must be ONE")
+    with tl.span("synthesis", circuits=k), tl.span("matvec"):
+        abc = [evaluate(key, backend, witness[j], f"witness {j}: " if k > 1 else "") for j in range(k)]
+    return Assignment(witness=witness, inputs=inputs, abc=abc, timeline=tl)
 
 
 def start(
@@ -245,9 +272,7 @@ def _start(
     # there (on the GPU a host-side gather of a 13M-variable witness cost more than the MSM).
     # Its own span: at real size the upload (4.2 GB) was most of what msm_l reported.
     with tl.span("upload_witness"):
-        w = be.to_device(
-            assignment.witness if assignment.device_witness is None else assignment.device_witness
-        )
+        w = be.to_device(assignment.witness)  # a staged witness stays where it is
         be.synchronize()  # the copy belongs to this span, not to the first MSM's
     with tl.span(q.private_span):
         l_pt = be.msm(key.l, q.private(w), window=win.get("l"))
@@ -259,8 +284,9 @@ def _start(
         b1_pt = be.msm(key.b_g1, b_scalars, window=win.get("b_g1"))
     if key.g2_backend is not be:
         b_scalars = be.to_host(b_scalars)
-    inputs = assignment.witness[:, : key.num_inputs].copy()  # not a view: the witness can go now
-    return Pending(inputs=inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl)
+    return Pending(
+        inputs=assignment.inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl
+    )
 
 
 def finalize(pending: Pending, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> list[Proof]:

@@ -160,12 +160,13 @@ class Runtime:
         """
         raise NotImplementedError
 
-    def stage(self, host: np.ndarray) -> Any:
-        """Upload made outside the device lock (the engine's pre-staging), finished when this returns.
+    def stage(self, *pieces: np.ndarray) -> Any:
+        """Upload made outside the device lock (the engine's pre-staging), finished when this
+        returns: the pieces' rows one after another (see Backend.stage).
 
         It must not queue on the compute stream, which the lock holder's kernels use (see CupyRuntime).
         """
-        return self.upload(host)
+        return self.upload(pieces[0] if len(pieces) == 1 else np.concatenate(pieces))
 
     def synchronize(self) -> None:
         pass
@@ -443,7 +444,7 @@ class CupyRuntime(Runtime):
             self.compute.wait_event(self.upload_stream.record())
             yield out, lo, hi
 
-    def stage(self, host: np.ndarray) -> Any:
+    def stage(self, *pieces: np.ndarray) -> Any:
         """On the upload stream, waited for here, from the upload stream's memory arena.
 
         Queued on the compute stream (the legacy stream every worker shares), a pre-staged upload
@@ -453,10 +454,19 @@ class CupyRuntime(Runtime):
         stream's arena, the copy never lands in a block the pool freed while a compute kernel
         still reads it, provided the caller drops a staged array only once no queued kernel reads it.
         """
-        host = np.ascontiguousarray(host)
+        hosts = [np.ascontiguousarray(p) for p in pieces]
+        first = hosts[0]
+        if any(h.shape[1:] != first.shape[1:] or h.dtype != first.dtype for h in hosts):
+            raise ValueError(
+                f"staged pieces differ in row shape or dtype: {[(h.shape, h.dtype) for h in hosts]}"
+            )
         with self.guard("staging upload"), self.upload_stream:
-            out = self.cp.empty(host.shape, dtype=host.dtype)
-            self._copy_rows(host, 0, host.shape[0], out)
+            out = self.cp.empty((sum(len(h) for h in hosts), *first.shape[1:]), dtype=first.dtype)
+            at = 0
+            for h in hosts:  # each piece from where it lies (a hand-over's shared memory): no host join
+                if len(h):
+                    self._copy_rows(h, 0, len(h), out[at : at + len(h)])
+                at += len(h)
             self.upload_stream.record().synchronize()
         return out
 

@@ -112,10 +112,11 @@ class CudaBackend(Backend):
         with self.rt.guard("upload"):
             return self.rt.upload(np.ascontiguousarray(a))
 
-    def stage(self, a: np.ndarray) -> Any:
-        if not isinstance(a, np.ndarray):
-            return super().stage(a)
-        return self.rt.stage(a)
+    def stage(self, *pieces: np.ndarray) -> Any:
+        if not all(isinstance(a, np.ndarray) for a in pieces):
+            with self.rt.guard("staging on the device"):
+                return super().stage(*pieces)
+        return self.rt.stage(*pieces)
 
     def to_host(self, a: Any) -> np.ndarray:
         return self.rt.to_host(a)
