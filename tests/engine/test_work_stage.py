@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cuzk.backends.cpu import CpuBackend
 from cuzk.engine import work
 from cuzk.groth16 import prover, verify
 from cuzk.instrument import Timeline
@@ -18,14 +17,16 @@ from cuzk.instrument import Timeline
 CIRCUIT = "porep-tiny"
 
 
-@pytest.fixture(scope="module")
-def resident(tmp_path_factory: pytest.TempPathFactory) -> Iterator[work.Resident]:
+@pytest.fixture(scope="module", params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def resident(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[work.Resident]:
     from cuzk import config
 
     with pytest.MonkeyPatch.context() as mp:  # parameters made in a private cache root
         mp.setenv("CUZK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         config.reload()
-        yield work.load_resident(CIRCUIT, "cpu", 0, g2_on_cpu=True, params_dir=None)
+        yield work.load_resident(CIRCUIT, request.param, 0, g2_on_cpu=True, params_dir=None)
     config.reload()
 
 
@@ -46,13 +47,14 @@ def test_the_hand_over_is_staged_and_its_block_may_go(
     resident: work.Resident, with_abc: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     staged: list[tuple[tuple[int, ...], ...]] = []
-    real = CpuBackend.stage
+    kind = type(resident.srs.backend)
+    real = kind.stage
 
-    def recording(self: CpuBackend, *pieces: np.ndarray) -> Any:
+    def recording(self: Any, *pieces: np.ndarray) -> Any:
         staged.append(tuple(a.shape for a in pieces))
         return real(self, *pieces)
 
-    monkeypatch.setattr(CpuBackend, "stage", recording)
+    monkeypatch.setattr(kind, "stage", recording)
     part = _part(7, with_abc, resident)
     assign = work.stage(resident, [part], Timeline())
     # a/b/c one array each; a witness as its inputs and aux, joined on the backend, not the host
