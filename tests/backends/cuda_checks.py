@@ -5,12 +5,14 @@ scalar r - 1, scalar 1, identity points, repeated points."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cuzk.algebra import constants as C
 from cuzk.algebra.curves import G1, G2, Curve
 from cuzk.algebra.fields import FQ, FQ2, FR
 from cuzk.backends.base import CsrMatrix
 from cuzk.backends.cpu import CpuBackend
+from cuzk.errors import BackendError
 
 CPU = CpuBackend()
 CURVES = {"g1": G1, "g2": G2}
@@ -405,3 +407,28 @@ def check_spmv(be, rng: np.random.Generator, rows: int, cols: int) -> None:
     dw = be.to_device(w)
     assert np.array_equal(host(be, be.spmv(m, dw)), CPU.spmv(m, w))
     assert np.array_equal(host(be, be.spmv(m, dw)), CPU.spmv(m, w))  # the cached device copy
+
+
+def check_spmv_copies(be, rng: np.random.Generator, rows: int, cols: int, copies: int) -> None:
+    """One block over `copies` shifted column sets of a longer vector, into a view of a larger
+    result, against the CPU's gather-then-multiply; the rows around the view stay untouched."""
+    m = random_csr(rng, rows, cols)
+    stride_of = rng.integers(0, 3, size=cols) * cols  # some columns shared by every copy (stride 0)
+    base = rng.permutation(cols).astype(np.int64)
+    n = cols * (1 + 2 * (copies - 1)) + 1
+    w = FR.random(n, rng)
+    want = np.zeros((copies * rows + 2, 4), dtype=np.uint64)
+    CPU.spmv_copies(m, w, base, stride_of, copies, want[1:-1])
+    for k in range(copies):  # the CPU default itself, against the definition
+        assert np.array_equal(want[1 + k * rows : 1 + (k + 1) * rows], CPU.spmv(m, w[base + k * stride_of]))
+    out = be.to_device(np.full((copies * rows + 2, 4), 7, dtype=np.uint64))
+    be.spmv_copies(m, be.to_device(w), be.to_device(base), be.to_device(stride_of), copies, out[1:-1])
+    got = host(be, out)
+    assert np.array_equal(got[1:-1], want[1:-1])
+    assert (got[0] == 7).all() and (got[-1] == 7).all()
+    with pytest.raises((ValueError, BackendError)):
+        be.spmv_copies(
+            m, be.to_device(w), be.to_device(base[:-1]), be.to_device(stride_of), copies, out[1:-1]
+        )
+    with pytest.raises((ValueError, BackendError)):
+        be.spmv_copies(m, be.to_device(w), be.to_device(base), be.to_device(stride_of), copies, out)

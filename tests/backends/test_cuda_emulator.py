@@ -240,6 +240,10 @@ def test_spmv(be, rng):
     K.check_spmv(be, rng, 300, 200)
 
 
+def test_spmv_copies(be, rng):
+    K.check_spmv_copies(be, rng, 300, 200, 3)
+
+
 def test_spmv_rejects_wrong_width(be, rng):
     m = K.random_csr(rng, 10, 8)
     with pytest.raises(BackendError, match="8 columns"):

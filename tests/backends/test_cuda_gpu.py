@@ -104,6 +104,10 @@ def test_spmv(be, rng):
     K.check_spmv(be, rng, 1 << 16, 1 << 15)
 
 
+def test_spmv_copies(be, rng):
+    K.check_spmv_copies(be, rng, 1 << 15, 1 << 14, 5)
+
+
 def test_memory_budget(rng):
     from cuzk.backends.cuda import CudaBackend
 

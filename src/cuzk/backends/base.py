@@ -181,6 +181,17 @@ class Backend(ABC):
     def spmv(self, m: CsrMatrix, w: Array) -> Array:
         """m @ w over Fr: one Fr value per row."""
 
+    def spmv_copies(
+        self, m: CsrMatrix, w: Array, cols: Array, strides: Array, copies: int, out: Array
+    ) -> None:
+        """out[k rows + r] = (m @ w[cols + k strides])[r] for each copy k < copies: one block of
+        a replicated circuit applied to each copy's columns of the whole witness `w`. `out` is
+        a contiguous (copies rows, 4) array (a view into the caller's result). A backend may do
+        it without gathering each copy's columns (the CUDA backend: one launch for all copies)."""
+        xp = self.xp
+        for k in range(copies):
+            out[k * m.shape[0] : (k + 1) * m.shape[0]] = self.spmv(m, xp.take(w, cols + k * strides, axis=0))
+
     def spmv_transposed(self, m: CsrMatrix, w: Array) -> Array:
         """m^T @ w over Fr: one value per column (the setup's QAP at tau, per variable). The
         transpose is made where the product runs and not kept (each setup needs it once)."""

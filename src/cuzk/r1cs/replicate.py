@@ -314,31 +314,40 @@ class ReplicatedTopology(Topology):
         if not np.array_equal(backend.to_host(w[:1])[0], FR.one()):
             raise UnsatisfiedError("input 0 of the witness is not ONE", constraint="ONE", index=None)
         xp = backend.xp
-        return self._products(backend, lambda cols: xp.take(w, cols, axis=0), w[: self.layout.num_inputs])
+        return self._products(
+            backend, lambda cols: xp.take(w, cols, axis=0), w[: self.layout.num_inputs], whole=w
+        )
 
-    def _products(self, backend: Backend, gather: Callable[[Any], Any], d_in: Any) -> tuple[Any, Any, Any]:
-        """The products block by block on the backend: per copy, its columns (copy 0's plus k
-        times their strides, computed there from index arrays uploaded once per backend) are
-        gathered by `gather` and the one copy-sized matrix per A, B, C (cached by the backend)
-        applied. No full matrix is built and nothing comes back to the host. The `xp` work runs
-        in the backend's device region, so its arrays count in the backend's memory."""
+    def _products(
+        self, backend: Backend, gather: Callable[[Any], Any], d_in: Any, whole: Any | None = None
+    ) -> tuple[Any, Any, Any]:
+        """The products block by block on the backend: the head's columns (and, without the
+        `whole` witness, each copy's: copy 0's plus k times their strides, computed there from
+        index arrays uploaded once per backend) are gathered by `gather` and the one copy-sized
+        matrix per A, B, C (cached by the backend) applied. With `whole`, the copies go through
+        `Backend.spmv_copies`, which reads each copy's columns where they lie. No full matrix is
+        built and nothing comes back to the host. The `xp` work runs in the backend's device
+        region, so its arrays count in the backend's memory."""
         xp = backend.xp
         lay = self.layout
         n, r0 = lay.num_constraints, lay.shared_rows
+        tail = r0 + lay.copies * lay.unit_rows
         head, local = self._backend_cols(backend)
         out = []
         with backend.activate():
             for which in range(3):
-                res = xp.zeros((n, 4), dtype=xp.uint64)
+                res = xp.empty((n, 4), dtype=xp.uint64)  # every row written below
                 if r0:
                     res[:r0] = backend.spmv(self._head_local[which].matrix, gather(head[which]))
                 cols, strides = local[which]
                 mat = self._local[which].matrix
-                for k in range(lay.copies):
-                    r = r0 + k * lay.unit_rows
-                    res[r : r + lay.unit_rows] = backend.spmv(mat, gather(cols + k * strides))
-                if which == 0:
-                    res[r0 + lay.copies * lay.unit_rows :] = d_in
+                if whole is not None:
+                    backend.spmv_copies(mat, whole, cols, strides, lay.copies, res[r0:tail])
+                else:
+                    for k in range(lay.copies):
+                        r = r0 + k * lay.unit_rows
+                        res[r : r + lay.unit_rows] = backend.spmv(mat, gather(cols + k * strides))
+                res[tail:] = d_in if which == 0 else 0
                 out.append(res)
         return out[0], out[1], out[2]
 

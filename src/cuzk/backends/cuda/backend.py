@@ -38,6 +38,7 @@ from cuzk.backends.cuda._runtime import CupyRuntime, Runtime, budget_from_env, d
 from cuzk.backends.cuda.ntt import CudaNtt
 from cuzk.backends.cuda.spmv import SpmvCache, transpose_on_device
 from cuzk.backends.cuda.spmv import spmv as _spmv
+from cuzk.backends.cuda.spmv import spmv_copies as _spmv_copies
 
 CURVES: dict[str, Curve] = {"g1": G1, "g2": G2}
 
@@ -190,6 +191,17 @@ class CudaBackend(Backend):
         with self.rt.guard("spmv"):
             dev = self._spmv.get(m)
             return _spmv(self.rt, dev, self._fr(w, "witness"))
+
+    def spmv_copies(self, m: CsrMatrix, w: Any, cols: Any, strides: Any, copies: int, out: Any) -> None:
+        with self.rt.guard("spmv_copies"):
+            dev = self._spmv.get(m)
+            idx = [self.to_device(np.ascontiguousarray(v, dtype=np.int64)) if isinstance(v, np.ndarray) else v
+                   for v in (cols, strides)]  # fmt: skip
+            if any(v.dtype != np.int64 for v in idx):
+                raise ValueError(
+                    f"column offsets and strides are int64, got {idx[0].dtype} and {idx[1].dtype}"
+                )
+            _spmv_copies(self.rt, dev, self._fr(w, "witness"), idx[0], idx[1], copies, out)
 
     def spmv_transposed(self, m: CsrMatrix, w: Any) -> Any:
         """As the interface: the transpose is a sort of the column indices on the device (a

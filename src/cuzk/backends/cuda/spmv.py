@@ -122,3 +122,25 @@ def spmv(rt: Runtime, mat: DeviceCsr, w: Any) -> Any:
             block=128,
         )
     return out
+
+
+def spmv_copies(rt: Runtime, mat: DeviceCsr, w: Any, cols: Any, strides: Any, copies: int, out: Any) -> None:
+    """out[k rows + r] = (mat @ w[cols + k strides])[r] for k < copies, in one launch (Backend.spmv_copies)."""
+    if cols.shape != (mat.cols,) or strides.shape != (mat.cols,):
+        raise BackendError(
+            f"a {mat.rows}x{mat.cols} block needs {mat.cols} column offsets and strides, "
+            f"got {cols.shape} and {strides.shape}"
+        )
+    if tuple(out.shape) != (copies * mat.rows, 4) or not out.flags.c_contiguous:
+        raise BackendError(
+            f"{copies} copies of {mat.rows} rows go into a contiguous ({copies * mat.rows}, 4) array, not {out.shape}"
+        )
+    if mat.rows and copies:
+        rt.launch(
+            "fr",
+            "spmv_copies",
+            mat.rows * copies,
+            (np.uint64(mat.rows), np.uint64(copies), mat.indptr, mat.indices, mat.data, mat.codes,
+             cols, strides, w, out),
+            block=128,
+        )  # fmt: skip

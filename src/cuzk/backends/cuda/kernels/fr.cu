@@ -74,6 +74,17 @@ CUZK_KERNEL(spmv_csr)(uint64_t rows, const int64_t* indptr, const int32_t* indic
     CUZK_FOR_TID(rows) cuzk::spmv_row(tid, indptr, indices, data, codes, w, out);
 }
 
+// out[k rows + r] = row r of the block applied to copy k's columns (cuzk::spmv_row_copy), all
+// copies in one launch; consecutive threads take consecutive rows of one copy.
+CUZK_KERNEL(spmv_copies)(uint64_t rows, uint64_t copies, const int64_t* indptr, const int32_t* indices,
+                         const uint32_t* data, const uint8_t* codes, const int64_t* cols,
+                         const int64_t* strides, const uint32_t* w, uint32_t* out) {
+    CUZK_FOR_TID(rows * copies) {
+        const uint64_t k = tid / rows, r = tid - k * rows;
+        cuzk::spmv_row_copy(r, k, indptr, indices, data, codes, cols, strides, w, out + 8 * k * rows);
+    }
+}
+
 // Micro-kernels: `iters` rounds of 4 independent Montgomery products per thread, so the
 // integer pipe, not latency, bounds them; the result is stored so nothing is optimized away.
 template <class F>

@@ -23,4 +23,24 @@ CUZK_HD void spmv_row(uint64_t r, const int64_t* indptr, const int32_t* indices,
     store_elem<fr_t>(out, r, acc);
 }
 
+// Row r of copy k of a replicated block: the block's entries read w at cols[j] + k strides[j]
+// (j the block's local column), so no copy's columns are gathered into a vector first.
+CUZK_HD void spmv_row_copy(uint64_t r, uint64_t k, const int64_t* indptr, const int32_t* indices,
+                           const uint32_t* data, const uint8_t* codes, const int64_t* cols,
+                           const int64_t* strides, const uint32_t* w, uint32_t* out) {
+    fr_t acc = fr_t::zero();
+    for (int64_t e = indptr[r]; e < indptr[r + 1]; e++) {
+        const int32_t j = indices[e];
+        fr_t x = load_elem<fr_t>(w, (uint64_t)(cols[j] + (int64_t)k * strides[j]));
+        const uint8_t code = codes[e];
+        if (code == 1)
+            acc = acc + x;
+        else if (code == 2)
+            acc = acc - x;
+        else
+            acc = acc + load_elem<fr_t>(data, (uint64_t)e) * x;
+    }
+    store_elem<fr_t>(out, r, acc);
+}
+
 }  // namespace cuzk
