@@ -18,6 +18,11 @@ def test_the_gpu_model_keeps_the_transforms_off_the_host():
     assert gpu.total < handed.total < cpu.total  # a/b/c handed over, then the G2 scalars, add host bytes
     assert 0 < gpu.device_staged < handed.device_staged < gpu.device_peak
     assert gpu.abc < gpu.total and handed.abc < handed.total
+    topo = work.topology("porep-tiny")
+    cols = topo.num_inputs + topo.num_aux
+    # a witness-only hand-over goes to the device from the worker's block: no host stack of it
+    assert gpu.abc == cols * work.FR_BYTES == gpu.device_staged
+    assert handed.abc == (2 * cols + 3 * topo.num_constraints) * work.FR_BYTES  # the a/b/c path stacks it
 
 
 class FakeCard:

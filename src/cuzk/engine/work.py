@@ -19,9 +19,10 @@ build_assignment + start + finalize, second run): porep-tiny 3.87 MB against an
 estimate of 4.73 MB, porep-small 56.4 MB against 63.6 MB
 (benchmarks/engine_working_set.py).
 On a GPU (`on_device`) the NTT buffers and a/b/c live on the device, and the host
-keeps the hand-over (the witness, and a/b/c when the workers compute them), its
-staged copy, and the G2 scalars when the G2 MSM runs on the CPU: at porep-32g 8.4
-GB per partition instead of the CPU model's 72 GB. The device side has two figures:
+keeps the hand-over (the witness, and a/b/c when the workers compute them), with
+a/b/c handed over a stacked copy of the witness for its upload, and the G2 scalars
+when the G2 MSM runs on the CPU: at porep-32g (witness only) 4.2 GB per partition
+instead of the CPU model's 72 GB. The device side has two figures:
 what a partition holds from prestaging until `start` ends (`device_staged`) and the
 most `start` holds under the device lock (`device_peak`); the engine checks
 SRS + peak + (GPU workers - 1) x staged against the card before accepting a job.
@@ -132,7 +133,9 @@ def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = Tru
         abc = (3 * n + 10 * m) * FR_BYTES
         return WorkingSet(total=abc + 4 * cols * FR_BYTES + _FIXED_BYTES, abc=abc)
     handed = (cols + (3 * n if abc_on_worker else 0)) * FR_BYTES  # the worker's shared memory
-    staged = cols * FR_BYTES  # the stacked host copy that is uploaded
+    # With a/b/c handed over, the witness is stacked on the host for its upload under the lock;
+    # a witness-only hand-over goes to the device from where it lies (`stage`), no host copy.
+    staged = cols * FR_BYTES if abc_on_worker else 0
     kept = (b_size * FR_BYTES if g2_on_cpu else 0) + _FIXED_BYTES  # G2 scalars until finalized
     return WorkingSet(
         total=handed + staged + kept,
