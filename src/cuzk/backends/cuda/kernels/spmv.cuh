@@ -7,19 +7,18 @@
 
 namespace cuzk {
 
+// acc plus entry e's coefficient times x: +1 and -1 (codes 1, 2) without the product.
+CUZK_HD fr_t spmv_term(const fr_t& acc, const fr_t& x, uint8_t code, const uint32_t* data, int64_t e) {
+    if (code == 1) return acc + x;
+    if (code == 2) return acc - x;
+    return acc + load_elem<fr_t>(data, (uint64_t)e) * x;
+}
+
 CUZK_HD void spmv_row(uint64_t r, const int64_t* indptr, const int32_t* indices, const uint32_t* data,
                       const uint8_t* codes, const uint32_t* w, uint32_t* out) {
     fr_t acc = fr_t::zero();
-    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++) {
-        fr_t x = load_elem<fr_t>(w, (uint64_t)indices[k]);
-        const uint8_t code = codes[k];
-        if (code == 1)
-            acc = acc + x;
-        else if (code == 2)
-            acc = acc - x;
-        else
-            acc = acc + load_elem<fr_t>(data, (uint64_t)k) * x;
-    }
+    for (int64_t k = indptr[r]; k < indptr[r + 1]; k++)
+        acc = spmv_term(acc, load_elem<fr_t>(w, (uint64_t)indices[k]), codes[k], data, k);
     store_elem<fr_t>(out, r, acc);
 }
 
@@ -31,14 +30,7 @@ CUZK_HD void spmv_row_copy(uint64_t r, uint64_t k, const int64_t* indptr, const 
     fr_t acc = fr_t::zero();
     for (int64_t e = indptr[r]; e < indptr[r + 1]; e++) {
         const int32_t j = indices[e];
-        fr_t x = load_elem<fr_t>(w, (uint64_t)(cols[j] + (int64_t)k * strides[j]));
-        const uint8_t code = codes[e];
-        if (code == 1)
-            acc = acc + x;
-        else if (code == 2)
-            acc = acc - x;
-        else
-            acc = acc + load_elem<fr_t>(data, (uint64_t)e) * x;
+        acc = spmv_term(acc, load_elem<fr_t>(w, (uint64_t)(cols[j] + (int64_t)k * strides[j])), codes[e], data, e);
     }
     store_elem<fr_t>(out, r, acc);
 }
