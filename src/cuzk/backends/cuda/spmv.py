@@ -135,6 +135,11 @@ def spmv_copies(rt: Runtime, mat: DeviceCsr, w: Any, cols: Any, strides: Any, co
         raise BackendError(
             f"{copies} copies of {mat.rows} rows go into a contiguous ({copies * mat.rows}, 4) array, not {out.shape}"
         )
+    if mat.cols and copies:  # the kernel reads w unchecked: every copy's columns must lie in it
+        last = cols + (copies - 1) * strides
+        lo, hi = int(rt.xp.minimum(cols, last).min()), int(rt.xp.maximum(cols, last).max())
+        if lo < 0 or hi >= w.shape[0]:
+            raise BackendError(f"copies read columns {lo}..{hi}, outside the vector's 0..{w.shape[0] - 1}")
     if mat.rows and copies:
         rt.launch(
             "fr",
