@@ -319,7 +319,8 @@ class Backend(ABC):
     def memory_info(self) -> dict[str, int | None]:
         """Memory in bytes, None where unknown: `resident` (held by this backend's live bases
         handles), `used` (all it has allocated now), `total` and `free` (of its device; the
-        host's for cpu), `budget` (the limit it enforces, if any)."""
+        host's for cpu), `budget` (the limit it enforces, if any), and on devices with memory pools one
+        `<pool>_held` per pool (bytes it holds, live or cached: what `used` does not show)."""
 
     def describe(self) -> dict[str, Any]:
         """Facts for logs and benchmark tables: backend, device (its name), ordinal, label, ..."""
