@@ -49,6 +49,12 @@ def test_flags_off(off: str) -> None:
     assert config.Config.from_env({"CUZK_TIMING": off}).timing.stderr is False
 
 
+def test_pinned_staging_is_on_unless_turned_off() -> None:
+    assert config.Config.from_env({}).cuda.pinned_staging is True
+    assert config.Config.from_env({"CUZK_PINNED_STAGING": ""}).cuda.pinned_staging is True
+    assert config.Config.from_env({"CUZK_PINNED_STAGING": "off"}).cuda.pinned_staging is False
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [

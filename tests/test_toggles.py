@@ -14,8 +14,8 @@ def test_every_toggle_writes_down_its_expected_effect() -> None:
 
 
 def test_parse_and_resolve() -> None:
-    got = parse_settings(["msm.window.l=3", "staging.pinned=on", "msm.g2_on=device", "batch.max_size=2"])
-    assert got == {"msm.window.l": 3, "staging.pinned": True, "msm.g2_on": "device", "batch.max_size": 2}
+    got = parse_settings(["msm.window.l=3", "staging.pinned=off", "msm.g2_on=device", "batch.max_size=2"])
+    assert got == {"msm.window.l": 3, "staging.pinned": False, "msm.g2_on": "device", "batch.max_size": 2}
     assert windows(got) == {"l": 3}
     assert windows(parse_settings(["msm.window.h=auto"])) == {}
     full = resolved(got)

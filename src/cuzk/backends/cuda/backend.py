@@ -7,8 +7,9 @@ handles. Configuration (constructor arguments, else environment):
 
 - memory_budget / CUZK_DEVICE_MEMORY_BUDGET ('80GiB', bytes): allocations beyond it raise
   DeviceMemoryError before any work starts, naming what asked;
-- pinned_staging / CUZK_PINNED_STAGING=1: uploads go through two reused page-locked buffers
-  (their one-off pinning time is reported by describe() as pin_seconds);
+- pinned_staging / CUZK_PINNED_STAGING (on by default; 0 turns it off): uploads go through two
+  reused page-locked buffers (their one-off pinning time is reported by describe() as
+  pin_seconds). A pageable upload holds up the GPU work beside it (BENCHMARKS, 2026-12-07);
 - msm_chunks / CUZK_MSM_CHUNKS: scalar chunks overlapped with compute (default by size);
 - msm_split (on by default; measured in GPU_NOTES v30): an MSM over device scalars first classes them as 0, 1 or full; the ones are
   summed directly (no digits), the zeros skipped, and only the full scalars go through a tail
