@@ -4,7 +4,8 @@ per-copy gathers it replaced (GPU_NOTES v35), on one random witness of the circu
     python benchmarks/replicated_products.py --circuit porep-32g --backend cuda --runs 3
 
 Prints the median of `--runs` for each path, their ratio, whether both gave the same a, b, c,
-and each matrix's `spmv_copies` alone. The witness is random (not a satisfying one): the
+and each matrix's `spmv_copies` alone; on the CUDA backend also with the rows in their natural
+order, the kernel before rows went longest first (GPU_NOTES v36), and that both orders agree. The witness is random (not a satisfying one): the
 products, not the satisfaction check, are what is timed. On the CPU backend both paths gather
 (the default `spmv_copies`), so the ratio there is ~1.
 """
@@ -22,6 +23,7 @@ import numpy as np
 
 from cuzk.algebra.fields import FR
 from cuzk.backends import get_backend
+from cuzk.backends.cuda import CudaBackend
 from cuzk.circuits import get_circuit
 from cuzk.r1cs.replicate import ReplicatedTopology
 
@@ -79,8 +81,33 @@ def main() -> int:
             mat = topo._local[which].matrix
             call = partial(be.spmv_copies, mat, w, cols, strides, lay.copies, out)
             ms, _ = median_ms(be, call, args.runs)
-            print(f"{name}: spmv_copies {ms} ms ({mat.nnz:,} entries per copy, {lay.copies} copies)")
+            line = f"{name}: spmv_copies {ms} ms ({mat.nnz:,} entries per copy, {lay.copies} copies)"
+            if isinstance(be, CudaBackend):
+                sorted_out = out.copy()
+                ms_natural = natural_order_ms(be, mat, w, cols, strides, lay.copies, out, args.runs)
+                agree = bool((out == sorted_out).all())
+                same &= agree
+                del sorted_out
+                line += (
+                    f"; rows in natural order {ms_natural} ms (ratio {ms / ms_natural:.3f}, same: {agree})"
+                )
+            print(line, flush=True)
     return 0 if same else 1
+
+
+def natural_order_ms(
+    be: Any, mat: Any, w: Any, cols: Any, strides: Any, copies: int, out: Any, runs: int
+) -> float:
+    """The same launch with the identity row order: the baseline of v36, in the same run."""
+    from dataclasses import replace
+
+    from cuzk.backends.cuda import spmv as cuda_spmv
+
+    dev = be._spmv.get(mat)
+    natural = replace(dev, order=be.xp.arange(dev.rows, dtype=np.int32))
+    return median_ms(be, partial(cuda_spmv.spmv_copies, be.rt, natural, w, cols, strides, copies, out), runs)[
+        0
+    ]
 
 
 if __name__ == "__main__":

@@ -407,6 +407,8 @@ def check_spmv(be, rng: np.random.Generator, rows: int, cols: int) -> None:
     dw = be.to_device(w)
     assert np.array_equal(host(be, be.spmv(m, dw)), CPU.spmv(m, w))
     assert np.array_equal(host(be, be.spmv(m, dw)), CPU.spmv(m, w))  # the cached device copy
+    v = FR.random(rows, rng)  # the transpose: rows of the lengths of m's columns, in their order
+    assert np.array_equal(host(be, be.spmv_transposed(m, be.to_device(v))), CPU.spmv_transposed(m, v))
 
 
 def check_spmv_copies(be, rng: np.random.Generator, rows: int, cols: int, copies: int) -> None:

@@ -18,6 +18,7 @@ from cuzk.backends.cuda import CudaBackend
 from cuzk.backends.cuda import msm as cuda_msm
 from cuzk.backends.cuda import ntt as cuda_ntt
 from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
+from cuzk.backends.cuda.spmv import rows_longest_first
 from cuzk.errors import BackendError, DeviceMemoryError
 from cuzk.toggles import FULL_COPIES
 
@@ -238,6 +239,12 @@ def test_fixed_base(be, rng):
 
 def test_spmv(be, rng):
     K.check_spmv(be, rng, 300, 200)
+
+
+def test_rows_go_longest_first_with_ties_in_row_order() -> None:
+    indptr = np.array([0, 2, 2, 7, 9, 14, 15], dtype=np.int64)  # lengths 2 0 5 2 5 1
+    order = rows_longest_first(np, indptr)
+    assert order.dtype == np.int32 and order.tolist() == [2, 4, 0, 3, 5, 1]
 
 
 def test_spmv_copies(be, rng):

@@ -1,8 +1,14 @@
 """Sparse matrix-vector products over Fr on the device, with the matrices kept resident.
 
 A CsrMatrix (host arrays) is uploaded once, with a per-entry code marking +1 and -1
-coefficients (their products are skipped), and cached until the host object is collected:
-the same constraint system is applied to every witness of a circuit topology.
+coefficients (their products are skipped) and its rows' order longest first, and cached until
+the host object is collected: the same constraint system is applied to every witness of a
+circuit topology.
+
+The kernels give each thread one row. A circuit's rows are mostly 1-3 entries with packings
+of hundreds among them, and a warp runs as long as its longest row, so the thread for slot i
+takes row `order[i]`: warps of rows of about one length, the longest started first
+(GPU_NOTES v36).
 """
 
 from __future__ import annotations
@@ -23,6 +29,14 @@ _ONE = FR.ones(1)[0]
 _MINUS_ONE = FR.neg(FR.ones(1))[0]
 
 
+def rows_longest_first(xp: Any, indptr: Any) -> Any:
+    """The rows' order for the kernels: by length, longest first, ties kept in row order."""
+    lengths = indptr[1:] - indptr[:-1]
+    if xp is np:
+        return np.argsort(-lengths, kind="stable").astype(np.int32)
+    return xp.argsort(-lengths).astype(np.int32)  # CuPy's sort is a stable radix sort
+
+
 def coefficient_codes(data: np.ndarray) -> np.ndarray:
     """1 where the coefficient is +1, 2 where it is -1, else 0 (Montgomery rows)."""
     codes = np.zeros(data.shape[0], dtype=np.uint8)
@@ -39,6 +53,7 @@ class DeviceCsr:
     indices: Any
     data: Any
     codes: Any
+    order: Any  # int32 row indices, longest row first (ties in row order)
     nbytes: int
 
 
@@ -63,7 +78,8 @@ class SpmvCache:
         indices = np.ascontiguousarray(m.indices, dtype=np.int32)
         data = np.ascontiguousarray(m.data, dtype=np.uint64)
         codes = coefficient_codes(data)
-        nbytes = indptr.nbytes + indices.nbytes + data.nbytes + codes.nbytes
+        order = rows_longest_first(np, indptr)
+        nbytes = indptr.nbytes + indices.nbytes + data.nbytes + codes.nbytes + order.nbytes
         self.rt.reserve(nbytes, f"a {rows}x{cols} sparse matrix")
         dev = DeviceCsr(
             rows,
@@ -72,6 +88,7 @@ class SpmvCache:
             self.rt.upload(indices),
             self.rt.upload(data),
             self.rt.upload(codes),
+            self.rt.upload(order),
             nbytes,
         )
         with self._lock:
@@ -89,7 +106,7 @@ def transpose_on_device(rt: Runtime, m: CsrMatrix) -> DeviceCsr:
     xp = rt.xp
     rows, cols = m.shape
     nnz = m.nnz
-    nbytes = (cols + 1) * 8 + nnz * (4 + 32 + 1)
+    nbytes = (cols + 1) * 8 + nnz * (4 + 32 + 1) + cols * 4
     rt.reserve(nbytes + nnz * 16, f"the transpose of a {rows}x{cols} sparse matrix")
     col = rt.upload(np.ascontiguousarray(m.indices, dtype=np.int32))
     order = xp.argsort(col)
@@ -106,7 +123,7 @@ def transpose_on_device(rt: Runtime, m: CsrMatrix) -> DeviceCsr:
     del order
     one, minus_one = rt.upload(_ONE), rt.upload(_MINUS_ONE)
     codes = (data == one).all(axis=1).astype(np.uint8) + 2 * (data == minus_one).all(axis=1).astype(np.uint8)
-    return DeviceCsr(cols, rows, indptr, indices, data, codes, nbytes)
+    return DeviceCsr(cols, rows, indptr, indices, data, codes, rows_longest_first(xp, indptr), nbytes)
 
 
 def spmv(rt: Runtime, mat: DeviceCsr, w: Any) -> Any:
@@ -118,7 +135,7 @@ def spmv(rt: Runtime, mat: DeviceCsr, w: Any) -> Any:
             "fr",
             "spmv_csr",
             mat.rows,
-            (np.uint64(mat.rows), mat.indptr, mat.indices, mat.data, mat.codes, w, out),
+            (np.uint64(mat.rows), mat.order, mat.indptr, mat.indices, mat.data, mat.codes, w, out),
             block=128,
         )
     return out
@@ -145,7 +162,7 @@ def spmv_copies(rt: Runtime, mat: DeviceCsr, w: Any, cols: Any, strides: Any, co
             "fr",
             "spmv_copies",
             mat.rows * copies,
-            (np.uint64(mat.rows), np.uint64(copies), mat.indptr, mat.indices, mat.data, mat.codes,
-             cols, strides, w, out),
+            (np.uint64(mat.rows), np.uint64(copies), mat.order, mat.indptr, mat.indices, mat.data,
+             mat.codes, cols, strides, w, out),
             block=128,
         )  # fmt: skip

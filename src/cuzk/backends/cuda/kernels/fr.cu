@@ -69,18 +69,19 @@ CUZK_KERNEL(msm_classes)(uint64_t n, const uint32_t* scalars, uint8_t* cls) {
     CUZK_FOR_TID(n) cls[tid] = cuzk::scalar_class(tid, scalars);
 }
 
-CUZK_KERNEL(spmv_csr)(uint64_t rows, const int64_t* indptr, const int32_t* indices,
-                                    const uint32_t* data, const uint8_t* codes, const uint32_t* w, uint32_t* out) {
-    CUZK_FOR_TID(rows) cuzk::spmv_row(tid, indptr, indices, data, codes, w, out);
+// Thread i takes row order[i] (rows longest first, so a warp's rows are of about one length).
+CUZK_KERNEL(spmv_csr)(uint64_t rows, const int32_t* order, const int64_t* indptr, const int32_t* indices,
+                      const uint32_t* data, const uint8_t* codes, const uint32_t* w, uint32_t* out) {
+    CUZK_FOR_TID(rows) cuzk::spmv_row((uint64_t)order[tid], indptr, indices, data, codes, w, out);
 }
 
 // out[k rows + r] = row r of the block applied to copy k's columns (cuzk::spmv_row_copy), all
-// copies in one launch; consecutive threads take consecutive rows of one copy.
-CUZK_KERNEL(spmv_copies)(uint64_t rows, uint64_t copies, const int64_t* indptr, const int32_t* indices,
-                         const uint32_t* data, const uint8_t* codes, const int64_t* cols,
-                         const int64_t* strides, const uint32_t* w, uint32_t* out) {
+// copies in one launch; consecutive threads take rows of one copy in `order` (as spmv_csr).
+CUZK_KERNEL(spmv_copies)(uint64_t rows, uint64_t copies, const int32_t* order, const int64_t* indptr,
+                         const int32_t* indices, const uint32_t* data, const uint8_t* codes,
+                         const int64_t* cols, const int64_t* strides, const uint32_t* w, uint32_t* out) {
     CUZK_FOR_TID(rows * copies) {
-        const uint64_t k = tid / rows, r = tid - k * rows;
+        const uint64_t k = tid / rows, r = (uint64_t)order[tid - k * rows];
         cuzk::spmv_row_copy(r, k, indptr, indices, data, codes, cols, strides, w, out + 8 * k * rows);
     }
 }
