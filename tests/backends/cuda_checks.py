@@ -59,6 +59,11 @@ def check_fr_ops(be, rng: np.random.Generator, n: int = 1000) -> None:
     s = int(rng.integers(1, 1 << 62)) * (1 << 190) % C.R
     assert np.array_equal(host(be, be.fr_scale(da, s)), CPU.fr_scale(a, s))
     assert np.array_equal(host(be, be.fr_mul_sub_scale(da, db, dc, s)), CPU.fr_mul_sub_scale(a, b, c, s))
+    into = be.to_device(a)  # overwrite: the result in a's memory (on a GPU), b and c untouched
+    got = be.fr_mul_sub_scale(into, db, dc, s, overwrite=True)
+    assert np.array_equal(host(be, got), CPU.fr_mul_sub_scale(a, b, c, s))
+    assert got is into or be.to_device(into) is not into  # the emulator's to_device copies
+    assert np.array_equal(host(be, db), b) and np.array_equal(host(be, dc), c)
 
 
 def check_base_fields(be, rng: np.random.Generator, n: int = 500) -> None:
@@ -75,6 +80,7 @@ def check_base_fields(be, rng: np.random.Generator, n: int = 500) -> None:
 
 
 def check_ntt(be, rng: np.random.Generator, log_sizes: list[int], coset: int = 7) -> None:
+    reused: list[bool] = []
     for log_n in log_sizes:
         n = 1 << log_n
         x = FR.random(n, rng)
@@ -87,6 +93,15 @@ def check_ntt(be, rng: np.random.Generator, log_sizes: list[int], coset: int = 7
                 ref = (CPU.intt if inverse else CPU.ntt)(x, w, coset=g)
                 got = host(be, fn(dx, w, coset=g))
                 assert np.array_equal(got, ref), (log_n, inverse, g)
+                out = fn(be.to_device(x), w, coset=g, overwrite=True)
+                assert np.array_equal(host(be, out), ref), (log_n, inverse, g, "overwrite")
+                mine = be.to_device(x)  # the transform itself (the emulator's to_device copies)
+                out = be._ntt.transform(mine, w, coset=g, inverse=inverse, overwrite=True)
+                assert np.array_equal(host(be, out), ref), (log_n, inverse, g, "overwrite, in place")
+                reused.append(out is mine)
+            assert np.array_equal(host(be, dx), x)  # without overwrite the input stays
+        if log_n >= 12:
+            assert all(reused[-4:]), f"2^{log_n}: overwrite allocated a new array"
 
 
 def check_msm(be, rng: np.random.Generator, group: str, n: int, windows=(None,), chunks=(None,)) -> None:

@@ -24,12 +24,11 @@ def test_the_natural_order_baseline_gives_the_sorted_kernels_result() -> None:
     import importlib.util
 
     import numpy as np
+    from cuda_checks import random_csr
 
     from cuzk.algebra.fields import FR
     from cuzk.backends.cuda import CudaBackend
     from cuzk.backends.cuda._emulator import EmulatorRuntime
-
-    from cuda_checks import random_csr
 
     spec = importlib.util.spec_from_file_location("replicated_products", SCRIPT)
     assert spec is not None and spec.loader is not None

@@ -23,6 +23,11 @@ def test_the_gpu_model_keeps_the_transforms_off_the_host():
     # a witness-only hand-over goes to the device from the worker's block: no host stack of it
     assert gpu.abc == cols * work.FR_BYTES == gpu.device_staged
     assert handed.abc == (2 * cols + 3 * topo.num_constraints) * work.FR_BYTES  # the a/b/c path stacks it
+    # on the device: products at the domain's length hold H's transforms (4m); handed-over
+    # a/b/c stay staged beside their padded copies
+    assert handed.device_peak - gpu.device_peak == 3 * topo.num_constraints * work.FR_BYTES
+    m = work.Domain.for_constraints(topo.num_constraints).m
+    assert gpu.device_peak == (cols + 4 * m) * work.FR_BYTES + 16 * m + work._FIXED_BYTES
 
 
 class FakeCard:

@@ -178,6 +178,29 @@ def test_evaluate_on_the_cuda_backend_gathers_on_the_device():
     bad[0] = 0
     with pytest.raises(UnsatisfiedError):
         topo.evaluate_vector(be.to_device(bad), be)
+    n = topo.num_constraints  # at the QAP domain's length: the same rows, then zeros
+    longer = [be.to_host(x) for x in topo.evaluate_vector(full, be, rows=n + 5)]
+    assert all(np.array_equal(g[:n], w) and not g[n:].any() for g, w in zip(longer, want, strict=True))
+    with pytest.raises(ValueError, match="cannot hold"):
+        topo.evaluate_vector(full, be, rows=n - 1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
+def test_a_replicated_proof_on_the_cuda_backend_verifies():
+    """The device path end to end on the emulator: products at the domain's length, the H
+    transforms in their memory (overwrite), the proof verified; a bad witness is refused."""
+    circuit = _post(2, 2, 2)
+    topo = circuit.topology()
+    assert isinstance(topo, ReplicatedTopology) and topo.layout.copies > 1
+    be = CudaBackend(runtime=EmulatorRuntime())
+    srs = make_resident(generate_parameters(topo, be), topo, be)
+    inst = circuit.random_instance(seed=6)
+    res = prove(srs, [circuit.witness(inst)])
+    assert verify(srs.vk, res.public_inputs[0], res.proofs[0])
+    assert not verify(srs.vk, circuit.public_inputs(circuit.random_instance(seed=7)), res.proofs[0])
+    with pytest.raises(UnsatisfiedError):
+        prove(srs, [circuit.witness(circuit.corrupt(inst))])
 
 
 @pytest.mark.parametrize("circuit", [CASES[2], CASES[4]], ids=lambda c: c.name)

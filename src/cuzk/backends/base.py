@@ -160,21 +160,26 @@ class Backend(ABC):
         """a[i] * s for a canonical integer s."""
 
     @abstractmethod
-    def fr_mul_sub_scale(self, a: Array, b: Array, c: Array, s: int) -> Array:
-        """(a[i] * b[i] - c[i]) * s: the pointwise step of the QAP quotient, fused."""
+    def fr_mul_sub_scale(self, a: Array, b: Array, c: Array, s: int, *, overwrite: bool = False) -> Array:
+        """(a[i] * b[i] - c[i]) * s: the pointwise step of the QAP quotient, fused.
+
+        `overwrite`: a's contents may be destroyed and its memory hold the result (a GPU then
+        allocates nothing); use the returned array either way."""
 
     # --- NTT over Fr ------------------------------------------------------------------
     @abstractmethod
-    def ntt(self, a: Array, omega: int, *, coset: int | None = None) -> Array:
+    def ntt(self, a: Array, omega: int, *, coset: int | None = None, overwrite: bool = False) -> Array:
         """Evaluations of the coefficient vector a at coset * omega^i, i < n = len(a).
 
         omega must be a primitive n-th root of unity (n a power of two, up to 2^28);
-        coset None means the subgroup itself. Natural order in and out.
+        coset None means the subgroup itself. Natural order in and out. `overwrite`: a's
+        contents may be destroyed and its memory hold the result (a GPU transform then needs
+        one more n-sized buffer, not two: at 2^27, 4.3 GB less); use the returned array.
         """
 
     @abstractmethod
-    def intt(self, a: Array, omega: int, *, coset: int | None = None) -> Array:
-        """The inverse of `ntt` with the same omega and coset (includes the 1/n)."""
+    def intt(self, a: Array, omega: int, *, coset: int | None = None, overwrite: bool = False) -> Array:
+        """The inverse of `ntt` with the same omega and coset (includes the 1/n); `overwrite` as there."""
 
     # --- sparse products -------------------------------------------------------------
     @abstractmethod

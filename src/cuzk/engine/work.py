@@ -141,16 +141,18 @@ def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = Tru
         total=handed + staged + kept,
         abc=handed + staged,
         device_staged=handed,
-        device_peak=device_peak_bytes(n, m, cols),
+        device_peak=device_peak_bytes(n, m, cols, abc_on_worker=abc_on_worker),
     )
 
 
-def device_peak_bytes(n: int, m: int, cols: int) -> int:
-    """The most one partition's `start` holds on the device at once: the witness, a/b/c (3n),
-    H's transforms (BellpersonQap.h: three padded vectors, their inverse and coset transforms,
-    the quotient and its transform back: 7m), and the MSM's sorted digits (16 bytes a scalar).
-    Checked against the H200 run at porep-32g (docs/BENCHMARKS.md)."""
-    return (cols + 3 * n + 7 * m) * FR_BYTES + 16 * m + _FIXED_BYTES
+def device_peak_bytes(n: int, m: int, cols: int, *, abc_on_worker: bool = False) -> int:
+    """The most one partition's `start` holds on the device at once: the witness, a/b/c, H's
+    transforms and the MSM's sorted digits (16 bytes a scalar). Products made on the device
+    come at the domain's length and BellpersonQap.h transforms them in their own memory with
+    one more buffer: 4m in all (before 2026-12-07, 3n + 7m: 49 GB at porep-32g, 47.8 measured
+    on the H200). Handed-over a/b/c (n rows) stay staged beside their padded copies: 3n + 4m."""
+    vectors = (3 * n if abc_on_worker else 0) + 4 * m
+    return (cols + vectors) * FR_BYTES + 16 * m + _FIXED_BYTES
 
 
 def srs_split(name: str, total: int, *, on_device: bool, g2_on_cpu: bool) -> tuple[int, int]:

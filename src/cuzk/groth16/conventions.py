@@ -23,8 +23,17 @@ from cuzk.groth16.qap import Domain
 
 
 class QapConvention(Protocol):
+    @property
+    def rows(self) -> int | None:
+        """The length a, b, c are transformed at (the domain), if longer than the constraints:
+        products made that long from the start (zero past the last constraint) need no padded
+        copy. None: the vectors come at the domain's size already."""
+        ...
+
     def h(self, backend: Backend, a: Any, b: Any, c: Any) -> Any:
-        """The H query's scalars for one circuit, from its (rows, 4) evaluations a, b, c."""
+        """The H query's scalars for one circuit, from its (rows, 4) evaluations a, b, c, which
+        it may overwrite: their memory holds the transforms (at 2^27 the H stack needs 4
+        domain-sized vectors, not 7 plus the three products)."""
         ...
 
 
@@ -39,15 +48,26 @@ class BellpersonQap:
 
     domain: Domain
 
+    @property
+    def rows(self) -> int:
+        return self.domain.m
+
     def h(self, backend: Backend, a: Any, b: Any, c: Any) -> Any:
         xp, dom = backend.xp, self.domain
         evals = []
         for v in (a, b, c):
-            padded = xp.zeros((dom.m, 4), dtype=xp.uint64)
-            padded[: v.shape[0]] = v
-            evals.append(backend.ntt(backend.intt(padded, dom.omega), dom.omega, coset=dom.coset))
-        quotient = backend.fr_mul_sub_scale(evals[0], evals[1], evals[2], dom.z_on_coset_inv)
-        return backend.intt(quotient, dom.omega, coset=dom.coset)[: dom.m - 1]
+            if v.shape[0] == dom.m:
+                padded = v
+            else:
+                padded = xp.zeros((dom.m, 4), dtype=xp.uint64)
+                padded[: v.shape[0]] = v
+            coeffs = backend.intt(padded, dom.omega, overwrite=True)
+            del padded
+            evals.append(backend.ntt(coeffs, dom.omega, coset=dom.coset, overwrite=True))
+            del coeffs
+        quotient = backend.fr_mul_sub_scale(evals[0], evals[1], evals[2], dom.z_on_coset_inv, overwrite=True)
+        del evals
+        return backend.intt(quotient, dom.omega, coset=dom.coset, overwrite=True)[: dom.m - 1]
 
 
 @dataclass(frozen=True)
@@ -62,13 +82,19 @@ class SnarkjsQap:
 
     omega: int  # w_n
     coset: int  # w_2n
+    rows = None  # the zkey's matrices have domainSize rows already
 
     @classmethod
     def for_domain(cls, log_n: int, generator: int = C.SNARKJS_GENERATOR) -> SnarkjsQap:
         return cls(C.root_of_unity(log_n, generator), C.root_of_unity(log_n + 1, generator))
 
     def h(self, backend: Backend, a: Any, b: Any, c: Any) -> Any:
-        odd = [backend.ntt(backend.intt(v, self.omega), self.omega, coset=self.coset) for v in (a, b, c)]
+        odd = [
+            backend.ntt(
+                backend.intt(v, self.omega, overwrite=True), self.omega, coset=self.coset, overwrite=True
+            )
+            for v in (a, b, c)
+        ]
         return backend.fr_sub(backend.fr_mul(odd[0], odd[1]), odd[2])
 
 

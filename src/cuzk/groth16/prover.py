@@ -140,25 +140,38 @@ def _witness_vector(key: ProvingKey, source: WitnessSource, j: int) -> np.ndarra
     return w
 
 
-def evaluate(key: Any, be: Backend, w: np.ndarray, who: str = "") -> tuple[Any, Any, Any]:
+def evaluate(
+    key: Any, be: Backend, w: np.ndarray, who: str = "", rows: int | None = None
+) -> tuple[Any, Any, Any]:
     """a = A.w, b = B.w, c = C.w for one witness [inputs | aux]; UnsatisfiedError names the first bad row.
 
     `key` needs only the matrices (A, B, C or None) and `constraint_name`: a proving key, or a
-    recorded topology (the engine's synthesis workers, which hold no parameters).
+    recorded topology (the engine's synthesis workers, which hold no parameters). `rows`: the
+    QAP domain's length (`QapConvention.rows`); the vectors then come that long, zero past the
+    last constraint, so the H transforms can run in their memory.
     """
     cs = getattr(key, "cs", key)
     if hasattr(
         cs, "evaluate_vector"
     ):  # a replicated topology: a copy at a time on the backend, no full matrix
-        a, b, c = cs.evaluate_vector(be.to_device(w), be)  # a staged witness stays where it is
+        a, b, c = cs.evaluate_vector(be.to_device(w), be, rows=rows)  # a staged witness stays where it is
         return _checked(key, be, a, b, c, who)
     full = be.to_device(w)
-    a, b = be.spmv(key.A, full), be.spmv(key.B, full)
+    a, b = _domain_sized(be, be.spmv(key.A, full), rows), _domain_sized(be, be.spmv(key.B, full), rows)
     if key.C is None:
         # snarkjs keys carry no C matrix: c is a * b by construction, so a witness that breaks
         # a constraint cannot be named here; its proof fails the final verification.
         return a, b, be.fr_mul(a, b)
-    return _checked(key, be, a, b, be.spmv(key.C, full), who)
+    return _checked(key, be, a, b, _domain_sized(be, be.spmv(key.C, full), rows), who)
+
+
+def _domain_sized(be: Backend, v: Any, rows: int | None) -> Any:
+    if rows is None or v.shape[0] >= rows:
+        return v
+    with be.activate():
+        out = be.xp.zeros((rows, 4), dtype=be.xp.uint64)
+        out[: v.shape[0]] = v
+    return out
 
 
 def _checked(key: Any, be: Backend, a: Any, b: Any, c: Any, who: str) -> tuple[Any, Any, Any]:
@@ -198,7 +211,9 @@ def synthesize(
         with tl.span("witness"):
             ws = stack_witnesses(key, witnesses)
         with tl.span("matvec"):
-            abc = [evaluate(key, be, ws[j], f"witness {j}: " if k > 1 else "") for j in range(k)]
+            abc = [
+                evaluate(key, be, ws[j], f"witness {j}: " if k > 1 else "", key.qap.rows) for j in range(k)
+            ]
     inputs = ws[:, : key.num_inputs].copy()  # not a view: the witness can go once it is uploaded
     return Assignment(witness=ws, inputs=inputs, abc=abc, timeline=tl)
 
@@ -230,7 +245,10 @@ def synthesize_staged(
         if not np.array_equal(inputs[j, 0], FR.one()):
             raise CircuitError(f"witness {j}: input 0 must be ONE")
     with tl.span("synthesis", circuits=k), tl.span("matvec"):
-        abc = [evaluate(key, backend, witness[j], f"witness {j}: " if k > 1 else "") for j in range(k)]
+        abc = [
+            evaluate(key, backend, witness[j], f"witness {j}: " if k > 1 else "", key.qap.rows)
+            for j in range(k)
+        ]
     return Assignment(witness=witness, inputs=inputs, abc=abc, timeline=tl)
 
 
@@ -256,8 +274,14 @@ def _start(
 ) -> Pending:
     tl, be, q = assignment.timeline, key.backend, key.scalars
     with tl.span("ntt_h"):
-        hs = [key.qap.h(be, a, b, c) for a, b, c in assignment.abc]
-        h_scalars = be.xp.stack(hs)
+        # The vectors are the transforms' memory (QapConvention.h), so each proof's go as its
+        # H is made; one proof's H is used where it lies, not stacked into a copy.
+        hs = []
+        for a, b, c in assignment.abc:
+            hs.append(key.qap.h(be, a, b, c))
+            del a, b, c
+        h_scalars = hs[0][None] if len(hs) == 1 else be.xp.stack(hs)
+        del hs
         be.synchronize()  # queued device work belongs to this span, not to msm_h
         # Released early (memory backpressure), but only once no queued kernel reads them: a
         # pre-staged array's block returns to the upload stream's arena (Backend.stage), whose

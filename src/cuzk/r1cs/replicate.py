@@ -305,21 +305,27 @@ class ReplicatedTopology(Topology):
 
         return self._products(backend, gather, d_in)
 
-    def evaluate_vector(self, w: Any, backend: Backend) -> tuple[Any, Any, Any]:
+    def evaluate_vector(self, w: Any, backend: Backend, rows: int | None = None) -> tuple[Any, Any, Any]:
         """(A.w, B.w, C.w) for the whole witness [inputs | aux] already on the backend (the
         engine's staged upload): each copy's columns are gathered from it there, so nothing
-        crosses the bus but the first row's ONE check."""
+        crosses the bus but the first row's ONE check. `rows` (at least the constraints): the
+        vectors' length, zero past the last constraint (the QAP domain's, see prover.evaluate)."""
         if tuple(w.shape) != (self.num_columns, 4):
             raise CircuitError(f"witness has {w.shape[0]} values; the circuit has {self.num_columns}")
         if not np.array_equal(backend.to_host(w[:1])[0], FR.one()):
             raise UnsatisfiedError("input 0 of the witness is not ONE", constraint="ONE", index=None)
         xp = backend.xp
         return self._products(
-            backend, lambda cols: xp.take(w, cols, axis=0), w[: self.layout.num_inputs], whole=w
+            backend, lambda cols: xp.take(w, cols, axis=0), w[: self.layout.num_inputs], whole=w, rows=rows
         )
 
     def _products(
-        self, backend: Backend, gather: Callable[[Any], Any], d_in: Any, whole: Any | None = None
+        self,
+        backend: Backend,
+        gather: Callable[[Any], Any],
+        d_in: Any,
+        whole: Any | None = None,
+        rows: int | None = None,
     ) -> tuple[Any, Any, Any]:
         """The products block by block on the backend: the head's columns (and, without the
         `whole` witness, each copy's: copy 0's plus k times their strides, computed there from
@@ -332,11 +338,13 @@ class ReplicatedTopology(Topology):
         lay = self.layout
         n, r0 = lay.num_constraints, lay.shared_rows
         tail = r0 + lay.copies * lay.unit_rows
+        if rows is not None and rows < n:
+            raise ValueError(f"{rows} rows cannot hold {n} constraints")
         head, local = self._backend_cols(backend)
         out = []
         with backend.activate():
             for which in range(3):
-                res = xp.empty((n, 4), dtype=xp.uint64)  # every row written below
+                res = xp.empty((n if rows is None else rows, 4), dtype=xp.uint64)  # every row written below
                 if r0:
                     res[:r0] = backend.spmv(self._head_local[which].matrix, gather(head[which]))
                 cols, strides = local[which]
@@ -347,7 +355,8 @@ class ReplicatedTopology(Topology):
                     for k in range(lay.copies):
                         r = r0 + k * lay.unit_rows
                         res[r : r + lay.unit_rows] = backend.spmv(mat, gather(cols + k * strides))
-                res[tail:] = d_in if which == 0 else 0
+                res[tail:n] = d_in if which == 0 else 0
+                res[n:] = 0
                 out.append(res)
         return out[0], out[1], out[2]
 

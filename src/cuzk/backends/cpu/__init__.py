@@ -83,14 +83,20 @@ class CpuBackend(Backend):
     def fr_scale(self, a: np.ndarray, s: int) -> np.ndarray:
         return FR.scale(a, fr_mont(s))
 
-    def fr_mul_sub_scale(self, a: np.ndarray, b: np.ndarray, c: np.ndarray, s: int) -> np.ndarray:
-        return FR.scale(FR.sub(FR.mul(a, b), c), fr_mont(s))
+    def fr_mul_sub_scale(
+        self, a: np.ndarray, b: np.ndarray, c: np.ndarray, s: int, *, overwrite: bool = False
+    ) -> np.ndarray:
+        return FR.scale(FR.sub(FR.mul(a, b), c), fr_mont(s))  # host memory: overwrite buys nothing
 
     # --- NTT ----------------------------------------------------------------------
-    def ntt(self, a: np.ndarray, omega: int, *, coset: int | None = None) -> np.ndarray:
+    def ntt(
+        self, a: np.ndarray, omega: int, *, coset: int | None = None, overwrite: bool = False
+    ) -> np.ndarray:
         return self._ntt.ntt(a, omega, coset)
 
-    def intt(self, a: np.ndarray, omega: int, *, coset: int | None = None) -> np.ndarray:
+    def intt(
+        self, a: np.ndarray, omega: int, *, coset: int | None = None, overwrite: bool = False
+    ) -> np.ndarray:
         return self._ntt.intt(a, omega, coset)
 
     # --- sparse -------------------------------------------------------------------

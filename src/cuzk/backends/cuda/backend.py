@@ -166,26 +166,26 @@ class CudaBackend(Backend):
                 self.rt.launch("fr", "fr_scale", n, (np.uint64(n), a, self._scalar(s), out))
             return out
 
-    def fr_mul_sub_scale(self, a: Any, b: Any, c: Any, s: int) -> Any:
+    def fr_mul_sub_scale(self, a: Any, b: Any, c: Any, s: int, *, overwrite: bool = False) -> Any:
         with self.rt.guard("fr_mul_sub_scale"):
             a, b = self._pair(a, b)
             c = self._fr(c)
             if c.shape != a.shape:
                 raise ValueError(f"length mismatch: {a.shape[0]} vs {c.shape[0]}")
-            out = self.xp.empty_like(a)
+            out = a if overwrite else self.xp.empty_like(a)  # the kernel reads entry i before writing it
             n = a.shape[0]
             if n:
                 self.rt.launch("fr", "fr_mul_sub_scale", n, (np.uint64(n), a, b, c, self._scalar(s), out))
             return out
 
     # --- NTT ----------------------------------------------------------------------------------
-    def ntt(self, a: Any, omega: int, *, coset: int | None = None) -> Any:
+    def ntt(self, a: Any, omega: int, *, coset: int | None = None, overwrite: bool = False) -> Any:
         with self.rt.guard("ntt"):
-            return self._ntt.transform(self._fr(a), omega, coset=coset, inverse=False)
+            return self._ntt.transform(self._fr(a), omega, coset=coset, inverse=False, overwrite=overwrite)
 
-    def intt(self, a: Any, omega: int, *, coset: int | None = None) -> Any:
+    def intt(self, a: Any, omega: int, *, coset: int | None = None, overwrite: bool = False) -> Any:
         with self.rt.guard("intt"):
-            return self._ntt.transform(self._fr(a), omega, coset=coset, inverse=True)
+            return self._ntt.transform(self._fr(a), omega, coset=coset, inverse=True, overwrite=overwrite)
 
     # --- sparse -------------------------------------------------------------------------------
     def spmv(self, m: CsrMatrix, w: Any) -> Any:

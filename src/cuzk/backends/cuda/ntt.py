@@ -314,7 +314,9 @@ class CudaNtt:
             plan.append((launch, keep))
         return plan
 
-    def transform(self, a: Any, omega: int, *, coset: int | None, inverse: bool) -> Any:
+    def transform(
+        self, a: Any, omega: int, *, coset: int | None, inverse: bool, overwrite: bool = False
+    ) -> Any:
         rt = self.rt
         log_n = log2_exact(a.shape[0])
         n = 1 << log_n
@@ -327,19 +329,21 @@ class CudaNtt:
         plan = tables.plans.get(key)
         if plan is None:
             plan = tables.plans[key] = self._plan(tables, log_n, coset, inverse)
+        into = a if overwrite and len(plan) > 1 else None  # a is read by the first pass only
         if tables.scratch is not None:
             with tables.lock:
-                return self._run(plan, a, tables.scratch)
-        return self._run(plan, a, rt.empty_like(a) if len(plan) > 1 else None)
+                return self._run(plan, a, tables.scratch, into)
+        return self._run(plan, a, rt.empty_like(a) if len(plan) > 1 else None, into)
 
-    def _run(self, plan: list[Launch], a: Any, work: Any) -> Any:
+    def _run(self, plan: list[Launch], a: Any, work: Any, into: Any | None) -> Any:
         """Queue the passes: the first from `a` into `work`, the middle ones in place (each
-        writes back the index set it read), the last into a new array, allocated after the first
-        launch, while the device works."""
+        writes back the index set it read), the last into `into` (a itself, when it may be
+        overwritten), else into a new array, allocated after the first launch while the device
+        works."""
         src, last, out = a, len(plan) - 1, None
         for p, (launch, _) in enumerate(plan):
             if p == last:
-                dst = out = self.rt.empty_like(a)
+                dst = out = self.rt.empty_like(a) if into is None else into
             else:
                 dst = work
             launch(src, dst)
