@@ -245,6 +245,8 @@ def test_rows_go_longest_first_with_ties_in_row_order() -> None:
     indptr = np.array([0, 2, 2, 7, 9, 14, 15], dtype=np.int64)  # lengths 2 0 5 2 5 1
     order = rows_longest_first(np, indptr)
     assert order.dtype == np.int32 and order.tolist() == [2, 4, 0, 3, 5, 1]
+    long = np.array([0, 3, 3 + 40000, 40005], dtype=np.int64)  # a row past int16's range
+    assert rows_longest_first(np, long).tolist() == [1, 0, 2]  # lengths 3, 40000, 2
 
 
 def test_spmv_copies(be, rng):
