@@ -5,8 +5,9 @@ per-copy gathers it replaced (GPU_NOTES v35), on one random witness of the circu
 
 Prints the median of `--runs` for each path, their ratio, whether both gave the same a, b, c,
 and each matrix's `spmv_copies` alone; on the CUDA backend also with the rows in their natural
-order, the kernel before rows went longest first (GPU_NOTES v36), and that both orders agree. The witness is random (not a satisfying one): the
-products, not the satisfaction check, are what is timed. On the CPU backend both paths gather
+order, the kernel before rows went longest first (GPU_NOTES v36), and that both orders agree.
+The witness is random (not a satisfying one): the products, not the satisfaction check, are
+what is timed. On the CPU backend both paths gather
 (the default `spmv_copies`), so the ratio there is ~1.
 """
 
@@ -105,9 +106,8 @@ def natural_order_ms(
 
     dev = be._spmv.get(mat)
     natural = replace(dev, order=be.xp.arange(dev.rows, dtype=np.int32))
-    return median_ms(be, partial(cuda_spmv.spmv_copies, be.rt, natural, w, cols, strides, copies, out), runs)[
-        0
-    ]
+    ms, _ = median_ms(be, partial(cuda_spmv.spmv_copies, be.rt, natural, w, cols, strides, copies, out), runs)
+    return ms
 
 
 if __name__ == "__main__":

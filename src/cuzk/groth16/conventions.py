@@ -22,6 +22,16 @@ from cuzk.backends.base import Backend
 from cuzk.groth16.qap import Domain
 
 
+def domain_sized(backend: Backend, v: Any, rows: int | None) -> Any:
+    """v with zero rows appended up to `rows` (a new array); v itself if it is that long already."""
+    if rows is None or v.shape[0] >= rows:
+        return v
+    with backend.activate():
+        out = backend.xp.zeros((rows, 4), dtype=backend.xp.uint64)
+        out[: v.shape[0]] = v
+    return out
+
+
 class QapConvention(Protocol):
     @property
     def rows(self) -> int | None:
@@ -53,14 +63,10 @@ class BellpersonQap:
         return self.domain.m
 
     def h(self, backend: Backend, a: Any, b: Any, c: Any) -> Any:
-        xp, dom = backend.xp, self.domain
+        dom = self.domain
         evals = []
         for v in (a, b, c):
-            if v.shape[0] == dom.m:
-                padded = v
-            else:
-                padded = xp.zeros((dom.m, 4), dtype=xp.uint64)
-                padded[: v.shape[0]] = v
+            padded = domain_sized(backend, v, dom.m)
             coeffs = backend.intt(padded, dom.omega, overwrite=True)
             del padded
             evals.append(backend.ntt(coeffs, dom.omega, coset=dom.coset, overwrite=True))

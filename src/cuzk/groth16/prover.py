@@ -36,7 +36,7 @@ from cuzk.algebra.curves import G1, G2
 from cuzk.algebra.fields import FR
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.errors import CircuitError, ParamsError, ProofError, UnsatisfiedError
-from cuzk.groth16.conventions import QapConvention, QueryScalars
+from cuzk.groth16.conventions import QapConvention, QueryScalars, domain_sized
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.groth16.verifier import PreparedVerifyingKey, verify, verify_batch
@@ -157,21 +157,12 @@ def evaluate(
         a, b, c = cs.evaluate_vector(be.to_device(w), be, rows=rows)  # a staged witness stays where it is
         return _checked(key, be, a, b, c, who)
     full = be.to_device(w)
-    a, b = _domain_sized(be, be.spmv(key.A, full), rows), _domain_sized(be, be.spmv(key.B, full), rows)
+    a, b = domain_sized(be, be.spmv(key.A, full), rows), domain_sized(be, be.spmv(key.B, full), rows)
     if key.C is None:
         # snarkjs keys carry no C matrix: c is a * b by construction, so a witness that breaks
         # a constraint cannot be named here; its proof fails the final verification.
         return a, b, be.fr_mul(a, b)
-    return _checked(key, be, a, b, _domain_sized(be, be.spmv(key.C, full), rows), who)
-
-
-def _domain_sized(be: Backend, v: Any, rows: int | None) -> Any:
-    if rows is None or v.shape[0] >= rows:
-        return v
-    with be.activate():
-        out = be.xp.zeros((rows, 4), dtype=be.xp.uint64)
-        out[: v.shape[0]] = v
-    return out
+    return _checked(key, be, a, b, domain_sized(be, be.spmv(key.C, full), rows), who)
 
 
 def _checked(key: Any, be: Backend, a: Any, b: Any, c: Any, who: str) -> tuple[Any, Any, Any]:
