@@ -108,6 +108,49 @@ def test_spmv_copies(be, rng):
     K.check_spmv_copies(be, rng, 1 << 15, 1 << 14, 5)
 
 
+_SPIN_COPY = r"""
+extern "C" __global__ void spin_copy(const unsigned long long* src, unsigned long long* dst,
+                                     long long n, long long cycles) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+"""
+
+
+@pytest.mark.parametrize("via", ["upload", "upload_chunks"])
+def test_upload_into_a_freed_block_waits_for_the_kernels_reading_it(be, rng, via):
+    """A kernel still queued to read x when x is dropped reads x's values, though the next
+    upload (pinned, over 1 MiB) is given x's block by the pool. (Copied on the upload stream
+    with no wait, the upload overwrote it first: porep-32g's key lost columns, H100 2026-12-07.)"""
+    import cupy
+
+    rt = be.rt
+    assert rt.pinned_staging
+    n = 1 << 20  # 8 MiB: the pinned path
+    first = rng.integers(0, 1 << 62, n, dtype=np.uint64)
+    second = first ^ np.uint64(0x5555)
+    kernel = cupy.RawKernel(_SPIN_COPY, "spin_copy")
+    with be.activate():
+        x = rt.upload(first)
+        dst = cupy.empty_like(x)
+        rt.synchronize()
+        with rt.compute:
+            kernel((64,), (256,), (x, dst, np.int64(n), np.int64(300_000_000)))  # ~0.15 s spin first
+        block = x.data.ptr
+        del x
+        if via == "upload":
+            y = rt.upload(second)
+        else:
+            y = [out for out, _lo, _hi in rt.upload_chunks(second, [(0, n // 2), (n // 2, n)])][-1]
+        assert y.data.ptr == block  # the test's premise: the freed block is reused
+        rt.synchronize()
+        assert (dst.get() == first).all()
+        assert (y.get() == second).all()
+
+
 def test_memory_budget(rng):
     from cuzk.backends.cuda import CudaBackend
 

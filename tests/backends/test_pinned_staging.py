@@ -44,14 +44,16 @@ class LaggingStream:
         upto = len(self.queue)
         return SimpleNamespace(synchronize=lambda: self.run(upto))
 
+    def wait_event(self, event: Any) -> None:
+        """What is queued here from now on runs only after what the event's stream had queued."""
+        self.waits += 1
+        self.queue.append(event.synchronize)
+
     def run(self, upto: int | None = None) -> None:
         upto = len(self.queue) if upto is None else upto
         while self.done < upto:
             self.queue[self.done]()
             self.done += 1
-
-    def wait_event(self, event: Any) -> None:  # the compute stream: ordering only
-        self.waits += 1
 
 
 class DeviceArray:
@@ -99,6 +101,29 @@ def test_back_to_back_uploads_never_refill_a_slot_in_flight() -> None:
     rt.upload_stream.run()
     for h, out in zip(hosts, outs, strict=True):
         assert np.array_equal(out.arr, h)
+
+
+@pytest.mark.parametrize("via", ["upload", "upload_chunks"])
+def test_an_upload_into_a_freed_block_lands_after_the_kernels_queued_to_read_it(via: str) -> None:
+    """The pool gives an upload the block of an array just dropped while a kernel queued on the
+    compute stream still reads it; the upload's copies are ordered after that kernel, whichever
+    stream carries them, even with the upload stream run first. (Queued on the upload stream with
+    no wait, they overwrote it: porep-32g's key lost columns on the H100, 2026-12-07.)"""
+    rt = _runtime(chunk_bytes=512 << 10)
+    rng = np.random.default_rng(5)
+    rows = 40_000  # 1.28 MB: over upload's pinned threshold, three chunks
+    first, second = (rng.integers(0, 2**63, size=(rows, 4), dtype=np.uint64) for _ in range(2))
+    block = DeviceArray(first.copy())
+    seen = np.zeros_like(first)
+    rt.compute.queue.append(lambda: np.copyto(seen, block.arr))  # the queued kernel reading x
+    if via == "upload":
+        rt.upload(second, out=block)
+    else:
+        list(rt.upload_chunks(second, [(0, 5), (5, rows)], out=block))
+    rt.upload_stream.run()  # the copy engine as eager as it may be
+    rt.compute.run()
+    assert np.array_equal(seen, first)
+    assert np.array_equal(block.arr, second)
 
 
 def test_uploads_from_two_threads_share_the_slots_safely() -> None:

@@ -422,8 +422,10 @@ class CupyRuntime(Runtime):
         if out is None:
             out = self.cp.empty(host.shape, dtype=host.dtype)
         if self.pinned_staging and host.nbytes > (1 << 20):
-            for _ in self.upload_chunks(host, [(0, host.shape[0])], out=out):
-                pass
+            # on the compute stream, as the pageable copy: `out` may be a block the pool just took
+            # back from an array that a queued kernel still reads (on the upload stream, uncued,
+            # the copy overwrote it: porep-32g's setup lost columns, H100 2026-12-07)
+            self._copy_rows(host, 0, host.shape[0], out, self.compute)
         else:
             out.set(host, stream=self.compute)
         return out
@@ -439,8 +441,13 @@ class CupyRuntime(Runtime):
         host = np.ascontiguousarray(host)
         if out is None:
             out = self.cp.empty(host.shape, dtype=host.dtype)
+        # `out` came from the compute stream's pool, perhaps a block a queued kernel still reads:
+        # the copies start once the compute work queued so far is done (the chunks' own kernels,
+        # queued later, still overlap them)
+        with self.device:
+            self.upload_stream.wait_event(self.compute.record())
         for lo, hi in bounds:
-            self._copy_rows(host, lo, hi, out)
+            self._copy_rows(host, lo, hi, out, self.upload_stream)
             self.compute.wait_event(self.upload_stream.record())
             yield out, lo, hi
 
@@ -465,15 +472,15 @@ class CupyRuntime(Runtime):
             at = 0
             for h in hosts:  # each piece from where it lies (a hand-over's shared memory): no host join
                 if len(h):
-                    self._copy_rows(h, 0, len(h), out[at : at + len(h)])
+                    self._copy_rows(h, 0, len(h), out[at : at + len(h)], self.upload_stream)
                 at += len(h)
             self.upload_stream.record().synchronize()
         return out
 
-    def _copy_rows(self, host: np.ndarray, lo: int, hi: int, out: Any) -> None:
-        """Queue rows lo:hi of host onto out on the upload stream (through the pinned slots if on)."""
+    def _copy_rows(self, host: np.ndarray, lo: int, hi: int, out: Any, stream: Any) -> None:
+        """Queue rows lo:hi of host onto out on `stream` (through the pinned slots if on)."""
         if not self.pinned_staging:
-            out[lo:hi].set(host[lo:hi], stream=self.upload_stream)
+            out[lo:hi].set(host[lo:hi], stream=stream)
             return
         # stage through two page-locked buffers, sub-chunked to their size
         row_bytes = host.strides[0] if host.ndim else host.itemsize
@@ -486,8 +493,8 @@ class CupyRuntime(Runtime):
                     self._slot_events[slot].synchronize()  # its previous copy has left the slot
                 staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
                 self._parallel_copy(staged, host[a:b])
-                out[a:b].set(staged, stream=self.upload_stream)
-                self._slot_events[slot] = self.upload_stream.record()
+                out[a:b].set(staged, stream=stream)
+                self._slot_events[slot] = stream.record()
                 self._next_slot = slot ^ 1
 
     def _parallel_copy(self, dst: np.ndarray, src: np.ndarray, parts: int = 8) -> None:
