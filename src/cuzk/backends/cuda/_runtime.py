@@ -663,6 +663,12 @@ class _PreparedLaunch:
             )
 
 
+#: cudaErrorMemoryAllocation (the CUDA runtime's enum); CuPy 14 no longer exports it as
+#: cupy.cuda.runtime.errorMemoryAllocation, which raised AttributeError in place of the retry
+#: (porep-32g's first proof after its key generation, H100 2026-12-07)
+_CUDA_ERROR_MEMORY_ALLOCATION = 2
+
+
 def _device_malloc(size: int) -> Any:
     """The runtime pool's cudaMalloc: when the device is full, CuPy's default pool gives its
     cached blocks back before the pool's own retry fails. The pool already frees its own free
@@ -675,7 +681,7 @@ def _device_malloc(size: int) -> Any:
         return cupy.cuda.MemoryPointer(cupy.cuda.Memory(size), 0)
     except cupy.cuda.runtime.CUDARuntimeError as exc:
         default = cupy.get_default_memory_pool()
-        if exc.status != cupy.cuda.runtime.errorMemoryAllocation or not default.free_bytes():
+        if exc.status != _CUDA_ERROR_MEMORY_ALLOCATION or not default.free_bytes():
             raise
         default.free_all_blocks()
         return cupy.cuda.MemoryPointer(cupy.cuda.Memory(size), 0)
