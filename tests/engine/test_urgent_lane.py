@@ -97,3 +97,64 @@ def test_a_holder_yields_between_phases_to_a_higher_priority_waiter_that_fits():
         t.join(WAIT)
     # the holder went back ahead of the waiter of its own priority
     assert order == ["porep phase 1", "porep phase 2", "winning", "porep phase 3", "porep-2"]
+
+
+class _ClockedBackend:
+    """The CPU backend's stand-in with a real DeviceClock (one measurer at a time) on fake events
+    stamped with the host clock, as the CUDA backend's: every phase is one run on the device."""
+
+    def __init__(self) -> None:
+        import time
+        from types import SimpleNamespace
+
+        from cuzk.backends.cuda.clock import DeviceClock
+
+        self.clock = DeviceClock(
+            lambda: SimpleNamespace(t=time.perf_counter(), synchronize=lambda: None),
+            lambda a, b: (b.t - a.t) * 1e3,
+        )
+
+    def device_clock(self):
+        return self.clock.measure()
+
+    def synchronize(self) -> None:
+        self.clock.quiet()
+
+    def phase(self) -> None:
+        self.clock.launching()
+        self.clock.quiet()
+
+
+def test_a_yielding_holder_hands_the_device_clock_to_the_waiter():
+    """The waiter that runs in a holder's yield measures its own busy time; the holder's runs
+    before and after the yield are kept too. (The holder kept measuring across its yield and the
+    waiter's measurement was refused: WinningPoSt probes failed beside porep-32g, 2026-12-07.)"""
+    lock, be = DeviceLock(0), _ClockedBackend()
+    order: list[str] = []
+    in_phase, go = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with lock.hold(Timeline(sinks=[]), be, priority=1, room=lambda: 100) as checkpoint:
+            be.phase()
+            in_phase.set()
+            assert go.wait(WAIT)
+            checkpoint()  # the CRITICAL waiter runs here
+            be.phase()
+            order.append("porep done")
+
+    def waiter() -> None:
+        with lock.hold(Timeline(sinks=[]), be, priority=3, need=10):
+            be.phase()
+            order.append("winning done")
+
+    h = threading.Thread(target=holder)
+    h.start()
+    assert in_phase.wait(WAIT)
+    crit = threading.Thread(target=waiter)
+    crit.start()
+    assert lock.waiting(1, timeout=WAIT)
+    go.set()
+    for t in (h, crit):
+        t.join(WAIT)
+    assert order == ["winning done", "porep done"]
+    assert len(lock.snapshot()) == 3  # the holder's two runs and the waiter's one

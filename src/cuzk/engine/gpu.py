@@ -15,6 +15,7 @@ are CPU backends, so every path runs without a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import heapq
 import itertools
@@ -100,20 +101,30 @@ class DeviceLock:
         with tl.span("lock_wait", **attrs):
             ticket = self._acquire(priority, need)
 
+        # The device clock measures one holder at a time: a yielding holder ends its measurement
+        # before the waiter takes the device and starts a new one when it is back. (Kept open
+        # across the yield, the waiter's own measurement was refused: WinningPoSt probes failed
+        # with "the device clock is already measuring" beside porep-32g, H100 2026-12-07.)
+        clock = contextlib.ExitStack()
+        segments: list[list[tuple[float, float]] | None] = []
+
         def checkpoint() -> None:
             if room is None or not self.should_yield(priority, room()):
                 return
             backend.synchronize()  # the queued kernels are this holder's, not the waiter's
+            clock.close()
             with tl.span("yielded", **attrs):
                 self._release()
                 self._acquire(priority, need, ticket)
+            segments.append(clock.enter_context(backend.device_clock()))
 
-        busy: list[tuple[float, float]] | None = None
         try:
-            with tl.span("device_lock", **attrs) as s, backend.device_clock() as busy:
+            with tl.span("device_lock", **attrs) as s, clock:
+                segments.append(clock.enter_context(backend.device_clock()))
                 yield checkpoint
         finally:
             self._release()
+            busy = None if None in segments else [iv for seg in segments for iv in seg or ()]
             intervals = [(s.start, time.perf_counter())] if busy is None else busy
             if busy is not None:  # spans on the device clock's own lane, where the waterfall reads busy %
                 lane = {"lane": f"device {self.device} busy"}
