@@ -51,6 +51,7 @@ log = logging.getLogger("cuzk.engine")
 
 FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
 _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
+_G1_XYZZ_WORDS = 24  # uint64s of a G1 bucket on the device (4 coordinates of 6 limbs)
 
 
 def device_backend(name: str, device: int, settings: Mapping[str, Any] | None = None) -> Backend:
@@ -146,13 +147,19 @@ def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = Tru
 
 
 def device_peak_bytes(n: int, m: int, cols: int, *, abc_on_worker: bool = False) -> int:
-    """The most one partition's `start` holds on the device at once: the witness, a/b/c, H's
-    transforms and the MSM's sorted digits (16 bytes a scalar). Products made on the device
-    come at the domain's length and BellpersonQap.h transforms them in their own memory with
-    one more buffer: 4m in all (before 2026-12-07, 3n + 7m: 49 GB at porep-32g, 47.8 measured
-    on the H200). Handed-over a/b/c (n rows) stay staged beside their padded copies: 3n + 4m."""
-    vectors = (3 * n if abc_on_worker else 0) + 4 * m
-    return (cols + vectors) * FR_BYTES + 16 * m + _FIXED_BYTES
+    """The most one partition's `start` holds on the device at once, the larger of its two
+    phases. H's transforms: the witness and 4 domain-length vectors (products made on the device
+    come at the domain's length and BellpersonQap.h transforms them in their own memory with one
+    more buffer; before 2026-12-07, 3n + 7m: 49 GB at porep-32g, 47.8 measured on the H200).
+    The MSMs: the witness, H and the scratch of the largest (H's m points or the aux's; with 4
+    chunks at 2^27, 9.9 GB: one chunk's 31 GB did not fit an 80 GB card, H100 2026-12-07).
+    Handed-over a/b/c (n rows) stay staged through both: 3n more."""
+    from cuzk.backends.cuda.msm import make_plan, scratch_bytes
+
+    handed = 3 * n if abc_on_worker else 0
+    transforms = (cols + handed + 4 * m) * FR_BYTES
+    msm = (cols + handed + m) * FR_BYTES + scratch_bytes(make_plan(max(m, cols)), _G1_XYZZ_WORDS)
+    return max(transforms, msm) + _FIXED_BYTES
 
 
 def srs_split(name: str, total: int, *, on_device: bool, g2_on_cpu: bool) -> tuple[int, int]:

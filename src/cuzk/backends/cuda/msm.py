@@ -43,6 +43,12 @@ SUM_G = 8
 SEGMENT_THREADS = 1 << 16
 CHUNK_CHOICES = (1, 2, 4, 8)
 MIN_CHUNK = 1 << 20
+#: Points per chunk at most: a chunk's digits (8 bytes x windows), canonical scalars (32 bytes)
+#: and accumulation partials (one XYZZ point per 32 entries) are held at once. In one chunk,
+#: porep-32g's 2^27 H MSM needed ~31 GB of scratch and failed beside the 47.5 GB resident set
+#: of an 80 GB card (H100, 2026-12-07); in 4 it needs 9.9 GB and ran 0.997 s there (median of
+#: 20 in the engine). The model puts 4 chunks at +3.4% of one at 2^27 (msm_cost).
+MAX_CHUNK = 1 << 25
 
 
 def windows_for(c: int, halves: int = 1) -> int:
@@ -209,13 +215,29 @@ def make_plan(
         raise ValueError(f"MSM window must be between 2 and 24 bits, got {c}")
     W = windows_for(c, halves)
     B = 1 << (c - 1)
-    chunk = max(1, -(-n // k))
+    chunk = min(MAX_CHUNK, max(1, -(-n // k)))
     if chunk * W * halves >= 1 << 32:
         raise ValueError(f"an MSM chunk of {chunk} points x {W * halves} windows overflows 32-bit offsets")
     # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
     seg = 1 << max(0, min(c - 1, ((bucket_sets(c, copies, halves) * B) // SEGMENT_THREADS).bit_length() - 1))
     return MsmPlan(
         n=n, c=c, windows=W, buckets=B, chunk=chunk, seg=seg, copies=copies, stride=stride, halves=halves
+    )
+
+
+def scratch_bytes(plan: MsmPlan, words: int) -> int:
+    """Device bytes `pippenger` holds for a plan with XYZZ points of `words` uint64s: a chunk's
+    canonical scalars and digits, the bucket counts, offsets and cursors, the accumulation
+    partials and the buckets."""
+    total_b = plan.total_buckets
+    entries = plan.chunk * plan.windows * plan.halves
+    acc_threads = -(-entries // ACCUMULATE_L)
+    return (
+        plan.chunk * 32
+        + entries * 8
+        + 3 * (total_b + 1) * 4
+        + (total_b + acc_threads) * words * 8
+        + total_b * words * 8
     )
 
 
@@ -368,14 +390,7 @@ def pippenger(
     chunk = plan.chunk
     max_entries = chunk * W * plan.halves
     acc_threads = -(-max_entries // ACCUMULATE_L)
-    rt.reserve(
-        chunk * 32
-        + max_entries * 8
-        + 3 * (total_b + 1) * 4
-        + (total_b + acc_threads) * words * 8
-        + total_b * words * 8,
-        f"the {plan.n}-point MSM scratch",
-    )
+    rt.reserve(scratch_bytes(plan, words), f"the {plan.n}-point MSM scratch")
     buckets = xp.zeros((total_b, words), dtype=np.uint64)
     canon = xp.empty((chunk, 4), dtype=np.uint64)
     counts = xp.empty(total_b, dtype=np.uint32)
