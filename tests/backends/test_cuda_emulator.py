@@ -332,3 +332,16 @@ def test_glv_plan_shares_the_sets_of_one_half():
         cuda_msm.make_plan(100, 5, stride=50, halves=2)
     with pytest.raises(ValueError, match="halves"):
         cuda_msm.make_plan(100, 5, halves=3)
+
+
+def test_the_msm_scratch_the_engine_models_is_the_plans(be):
+    """Backend.msm_scratch_bytes, which the engine's device model counts, is what `pippenger`
+    reserves for the plan `msm` makes (device scalars, the configured chunks)."""
+    from cuzk.algebra.curves import G1
+    from cuzk.backends.cuda import msm as M
+
+    for n in (1 << 10, (1 << 27) - 1):
+        assert be.msm_scratch_bytes(n) == M.scratch_bytes(
+            M.make_plan(n, None, be.msm_chunks), M.xyzz_words(G1)
+        )
+    assert be.msm_scratch_bytes((1 << 27) - 1) < 10e9

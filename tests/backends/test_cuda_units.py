@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cuzk.algebra import constants as C
+from cuzk.algebra.curves import G1
 from cuzk.backends.cuda import _source
 from cuzk.backends.cuda import msm as M
 from cuzk.backends.cuda import ntt as N
@@ -148,13 +149,25 @@ def test_the_measured_window_plans_the_h_msm_at_real_size():
     )
 
 
-def test_a_given_window_over_device_scalars_is_one_chunk():
-    """As `choose` plans device scalars; host scalars keep the upload-overlapping chunks (the
-    H MSM at window 20 ran in 4 chunks where the measured 928 ms was one, 2026-12-06)."""
+def test_chunks_hold_at_most_max_chunk_points():
+    """One chunk of device scalars where it fits MAX_CHUNK points; porep-32g's 2^27 H MSM in
+    one chunk needed ~31 GB of scratch and did not fit beside its set on an 80 GB card (H100,
+    2026-12-07), so it comes in 4; a request for fewer, larger chunks is cut to the cap too."""
     n = (1 << 27) - 1
-    assert len(M.make_plan(n, 20, host_scalars=False).chunks) == 1
+    assert len(M.make_plan(1 << 25, 20, host_scalars=False).chunks) == 1
+    assert len(M.make_plan(n, 20, host_scalars=False).chunks) == 4
     assert len(M.make_plan(n, 20, host_scalars=True).chunks) == 4
-    assert len(M.make_plan(n, 20, 2, host_scalars=False).chunks) == 2
+    assert len(M.make_plan(n, 20, 8, host_scalars=False).chunks) == 8
+    assert all(hi - lo <= M.MAX_CHUNK for lo, hi in M.make_plan(n, 20, 2).chunks)
+
+
+def test_the_largest_msm_scratch_is_bounded_by_its_chunks():
+    """The 2^27 H MSM's scratch (what `pippenger` reserves) near 10 GB in chunks, ~31 GB in one."""
+    from dataclasses import replace
+
+    plan = M.make_plan((1 << 27) - 1)
+    words = M.xyzz_words(G1)
+    assert M.scratch_bytes(plan, words) < 10e9 < 30e9 < M.scratch_bytes(replace(plan, chunk=plan.n), words)
 
 
 @pytest.mark.parametrize(

@@ -242,6 +242,11 @@ class Backend(ABC):
         """The bytes `precompute(bases of n points, copies)` would add (0 where unsupported)."""
         return 0
 
+    def msm_scratch_bytes(self, n: int) -> int:
+        """The device bytes an n-point G1 MSM over device scalars holds beside its inputs while
+        it runs (0 where the MSM's memory is the host's): the engine's device model counts it."""
+        return 0
+
     @abstractmethod
     def sum_bases(self, bases: Bases, mask: Array, *, start: int = 0) -> np.ndarray:
         """sum of bases[start + i] where mask[i] is true: the MSM for 0/1 scalars."""

@@ -106,7 +106,8 @@ class Dispatcher(threading.Thread):
     def working_set(self, circuit: str) -> work.WorkingSet:
         """One partition's bytes under this engine's settings (work.working_set's model)."""
         return work.working_set(circuit, on_device=self.on_device, abc_on_worker=self.abc_on_worker,
-                                g2_on_cpu=self.config.g2_on_cpu)  # fmt: skip
+                                g2_on_cpu=self.config.g2_on_cpu,
+                                backend=self.backends[self.config.devices[0]])  # fmt: skip
 
     def device_refusal(self, circuit: str, device: int, k: int, ws: work.WorkingSet, srs: int) -> str | None:
         """Why a batch of k jobs of `circuit` cannot fit on `device`, or None. Only one unit runs

@@ -51,7 +51,6 @@ log = logging.getLogger("cuzk.engine")
 
 FR_BYTES, G1_BYTES, G2_BYTES = 32, 96, 192
 _FIXED_BYTES = 1 << 20  # per partition: Pending's MSM sums, Python objects, the result buffers
-_G1_XYZZ_WORDS = 24  # uint64s of a G1 bucket on the device (4 coordinates of 6 limbs)
 
 
 def device_backend(name: str, device: int, settings: Mapping[str, Any] | None = None) -> Backend:
@@ -117,9 +116,10 @@ class WorkingSet:
 
 
 def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = True,
-                g2_on_cpu: bool = False) -> WorkingSet:  # fmt: skip
+                g2_on_cpu: bool = False, backend: Backend | None = None) -> WorkingSet:  # fmt: skip
     """The model of the module docstring. `on_device`: the NTT buffers and MSM scratch live on
-    a GPU (the host keeps only the hand-over and its staged copy); `abc_on_worker`: the synthesis
+    a GPU (the host keeps only the hand-over and its staged copy), the scratch as `backend`
+    plans it (Backend.msm_scratch_bytes; none without one); `abc_on_worker`: the synthesis
     workers hand a, b, c over (else only the witness, multiplied on the device)."""
     if is_zkey(name):  # the same accounting on snarkjs's domain (n = domainSize) and its signals
         zk = zkey(name)
@@ -142,23 +142,27 @@ def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = Tru
         total=handed + staged + kept,
         abc=handed + staged,
         device_staged=handed,
-        device_peak=device_peak_bytes(n, m, cols, abc_on_worker=abc_on_worker),
+        device_peak=device_peak_bytes(
+            n,
+            m,
+            cols,
+            msm_scratch=backend.msm_scratch_bytes(max(m, cols)) if backend else 0,
+            abc_on_worker=abc_on_worker,
+        ),
     )
 
 
-def device_peak_bytes(n: int, m: int, cols: int, *, abc_on_worker: bool = False) -> int:
+def device_peak_bytes(n: int, m: int, cols: int, *, msm_scratch: int, abc_on_worker: bool = False) -> int:
     """The most one partition's `start` holds on the device at once, the larger of its two
     phases. H's transforms: the witness and 4 domain-length vectors (products made on the device
     come at the domain's length and BellpersonQap.h transforms them in their own memory with one
     more buffer; before 2026-12-07, 3n + 7m: 49 GB at porep-32g, 47.8 measured on the H200).
-    The MSMs: the witness, H and the scratch of the largest (H's m points or the aux's; with 4
-    chunks at 2^27, 9.9 GB: one chunk's 31 GB did not fit an 80 GB card, H100 2026-12-07).
-    Handed-over a/b/c (n rows) stay staged through both: 3n more."""
-    from cuzk.backends.cuda.msm import make_plan, scratch_bytes
-
+    The MSMs: the witness, H and `msm_scratch`, the backend's scratch for the largest (H's m
+    points or the aux's; 9.9 GB in 4 chunks at 2^27, where one chunk's 31 GB did not fit an
+    80 GB card, H100 2026-12-07). Handed-over a/b/c (n rows) stay staged through both: 3n more."""
     handed = 3 * n if abc_on_worker else 0
     transforms = (cols + handed + 4 * m) * FR_BYTES
-    msm = (cols + handed + m) * FR_BYTES + scratch_bytes(make_plan(max(m, cols)), _G1_XYZZ_WORDS)
+    msm = (cols + handed + m) * FR_BYTES + msm_scratch
     return max(transforms, msm) + _FIXED_BYTES
 
 

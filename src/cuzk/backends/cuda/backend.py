@@ -233,6 +233,13 @@ class CudaBackend(Backend):
                 bases.rows = bases.table = bases.glv = None
                 bases.copies, bases.extra_bytes = 1, 0
 
+    def msm_scratch_bytes(self, n: int) -> int:
+        """The plan `msm` makes for n device scalars (the configured chunks; at most
+        msm.MAX_CHUNK points a chunk): its scratch, msm.scratch_bytes."""
+        return _msm.scratch_bytes(
+            _msm.make_plan(max(1, n), None, self.msm_chunks), _msm.xyzz_words(_curve("g1"))
+        )
+
     def precompute_cost(self, n: int, group: Group, copies: int) -> int:
         if copies <= 1 or n == 0:
             return 0

@@ -110,7 +110,8 @@ MEASURED_DEVICE_WINDOWS: dict[int, int] = {27: 20}
 def choose(n: int, host_scalars: bool = False, halves: int = 1) -> tuple[int, int]:
     """(window, chunks) minimizing msm_cost; windows 4..22, chunks of at least 2^20 points
     (smaller chunks lost on the H200: a 2^20 MSM took 36 ms in 4 chunks, 33 ms in one).
-    Where a device-scalar size has a measured window, that window in one chunk."""
+    Where a device-scalar size has a measured window, that window in one chunk (make_plan
+    then cuts chunks to MAX_CHUNK points)."""
     measured = MEASURED_DEVICE_WINDOWS.get(max(1, n - 1).bit_length())
     if measured is not None and not host_scalars and halves == 1:
         return measured, 1
