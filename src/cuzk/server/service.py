@@ -541,9 +541,19 @@ class ProvingEngineServicer(pb_grpc.ProvingEngineServicer):
         if stored is not None:
             return stored
         remaining = context.time_remaining()
+        # the call's own deadline bounds the wait too; when it is the tighter bound, what ran out
+        # is the call, not the job's wait: DEADLINE_EXCEEDED, as when the answer comes too late
+        # (a TIMEOUT answer that beat the deadline to the client made `await --timeout` exit 4
+        # instead of 5, depending on the race)
+        by_deadline = remaining is not None and (timeout_s is None or remaining < timeout_s)
         if remaining is not None:
             timeout_s = remaining if timeout_s is None else min(timeout_s, remaining)
         result = await self.waits.wait(handle, timeout_s)
+        if result is None and by_deadline:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"job {handle.job_id} did not finish within the call's deadline; await it again",
+            )
         if result is None:
             return pb.AwaitProofResponse(
                 job_id=handle.job_id,
