@@ -241,11 +241,13 @@ class GpuWorker(threading.Thread):
                      "unit": unit.label}  # fmt: skip
             # Copies and uploads before the lock (upload.prestage); under it only device work: the
             # SpMV and satisfaction check of a witness-only hand-over, then the prover's start.
+            # The hand-over is closed once the device is given back, not before this worker
+            # queues for it: unmapping a porep-32g witness (4.2 GB) took 0.4-0.6 s, which the
+            # device sat idle for when the other worker's hold ended first (H100, 2026-12-07).
             assign = None
             if self.prestage:
                 with tl.span("gpu_prepare", **attrs):
                     assign = work.stage(unit.resident, results, tl)
-                close()
             self._set("waiting", unit.job_ids[0], unit.partition)
             backend = unit.resident.srs.backend
             with self.lock.hold(tl, backend, priority=unit.priority, need=unit.need,
@@ -255,6 +257,7 @@ class GpuWorker(threading.Thread):
                     assign = work.stage(unit.resident, results, tl)
                     close()
                 pending = work.start(assign(), unit.resident, unit.windows, checkpoint=checkpoint)
+            close()
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
             close()
             msg = f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}"

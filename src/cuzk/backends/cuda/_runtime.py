@@ -201,14 +201,15 @@ class CupyRuntime(Runtime):
         self.xp = cupy
         self.pinned_staging = pinned_staging
         self._chunk_bytes = staging_chunk_bytes
-        self._pinned: list[Any] = []
-        # The two page-locked slots outlive one upload, and GPU workers share them: the event of a
-        # slot's last copy and the slot to use next are the runtime's, under one lock. (Kept per
-        # upload, a new upload refilled a slot whose previous copy was still in flight: wrong
-        # proofs on the H200, 2026-12-03.)
-        self._slot_events: list[Any] = [None, None]
-        self._next_slot = 0
-        self._slot_lock = threading.Lock()
+        # Two page-locked slots per use (upload, upload_chunks, stage). They outlive one upload, and GPU
+        # workers share them: the event of a slot's last copy and the slot to use next are the
+        # runtime's, under one lock. (Kept per upload, a new upload refilled a slot whose previous
+        # copy was still in flight: wrong proofs on the H200, 2026-12-03.) Per use: a slot last
+        # filled by a copy ordered after the compute stream's work frees only when the kernels
+        # queued before that copy are done, and a staging upload that took it waited for them (a worker's
+        # prepare 1.9 s beside the other's hold against 0.5 s alone, H100 2026-12-07).
+        self._slot_sets: dict[str, _PinnedSlots] = {}
+        self._slot_sets_lock = threading.Lock()
         self.pin_seconds = 0.0
         self.compile_seconds: dict[str, float] = {}
         # A handle only (no CUDA call): guard enters it around all work, including the rest of
@@ -425,17 +426,21 @@ class CupyRuntime(Runtime):
             # on the compute stream, as the pageable copy: `out` may be a block the pool just took
             # back from an array that a queued kernel still reads (on the upload stream, uncued,
             # the copy overwrote it: porep-32g's setup lost columns, H100 2026-12-07)
-            self._copy_rows(host, 0, host.shape[0], out, self.compute)
+            self._copy_rows(host, 0, host.shape[0], out, self.compute, "upload")
         else:
             out.set(host, stream=self.compute)
         return out
 
-    def _pinned_slots(self) -> list[Any]:
-        if not self._pinned:
-            t0 = time.perf_counter()
-            self._pinned = [self.cp.cuda.alloc_pinned_memory(self._chunk_bytes) for _ in range(2)]
-            self.pin_seconds += time.perf_counter() - t0
-        return self._pinned
+    def _slots_for(self, use: str) -> _PinnedSlots:
+        """The pinned slots of one use's copies, pinned at first use (pin_seconds counts it)."""
+        with self._slot_sets_lock:
+            slots = self._slot_sets.get(use)
+            if slots is None:
+                t0 = time.perf_counter()
+                buffers = [self.cp.cuda.alloc_pinned_memory(self._chunk_bytes) for _ in range(2)]
+                self.pin_seconds += time.perf_counter() - t0
+                slots = self._slot_sets[use] = _PinnedSlots(buffers)
+            return slots
 
     def upload_chunks(self, host, bounds, out=None):
         host = np.ascontiguousarray(host)
@@ -447,7 +452,7 @@ class CupyRuntime(Runtime):
         with self.device:
             self.upload_stream.wait_event(self.compute.record())
         for lo, hi in bounds:
-            self._copy_rows(host, lo, hi, out, self.upload_stream)
+            self._copy_rows(host, lo, hi, out, self.upload_stream, "upload_chunks")
             self.compute.wait_event(self.upload_stream.record())
             yield out, lo, hi
 
@@ -472,13 +477,13 @@ class CupyRuntime(Runtime):
             at = 0
             for h in hosts:  # each piece from where it lies (a hand-over's shared memory): no host join
                 if len(h):
-                    self._copy_rows(h, 0, len(h), out[at : at + len(h)], self.upload_stream)
+                    self._copy_rows(h, 0, len(h), out[at : at + len(h)], self.upload_stream, "stage")
                 at += len(h)
             self.upload_stream.record().synchronize()
         return out
 
-    def _copy_rows(self, host: np.ndarray, lo: int, hi: int, out: Any, stream: Any) -> None:
-        """Queue rows lo:hi of host onto out on `stream` (through the pinned slots if on)."""
+    def _copy_rows(self, host: np.ndarray, lo: int, hi: int, out: Any, stream: Any, use: str) -> None:
+        """Queue rows lo:hi of host onto out on `stream` (through `use`'s pinned slots if on)."""
         if not self.pinned_staging:
             out[lo:hi].set(host[lo:hi], stream=stream)
             return
@@ -487,15 +492,16 @@ class CupyRuntime(Runtime):
         rows_per = max(1, self._chunk_bytes // row_bytes)
         for a in range(lo, hi, rows_per):
             b = min(hi, a + rows_per)
-            with self._slot_lock:
-                slots, slot = self._pinned_slots(), self._next_slot
-                if self._slot_events[slot] is not None:
-                    self._slot_events[slot].synchronize()  # its previous copy has left the slot
-                staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots[slot])
+            slots = self._slots_for(use)
+            with slots.lock:
+                slot = slots.next
+                if slots.events[slot] is not None:
+                    slots.events[slot].synchronize()  # its previous copy has left the slot
+                staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots.buffers[slot])
                 self._parallel_copy(staged, host[a:b])
                 out[a:b].set(staged, stream=stream)
-                self._slot_events[slot] = stream.record()
-                self._next_slot = slot ^ 1
+                slots.events[slot] = stream.record()
+                slots.next = slot ^ 1
 
     def _parallel_copy(self, dst: np.ndarray, src: np.ndarray, parts: int = 8) -> None:
         """Host copy into the pinned buffer on several threads (numpy releases the GIL): one
@@ -661,6 +667,17 @@ class _PreparedLaunch:
                 ctypes.addressof(self._kargs),
                 0,
             )
+
+
+class _PinnedSlots:
+    """Two page-locked buffers that one use's copies take in turn, with the event of each one's
+    last copy (the buffer is free again once it has completed)."""
+
+    def __init__(self, buffers: list[Any]) -> None:
+        self.buffers = buffers
+        self.events: list[Any] = [None, None]
+        self.next = 0
+        self.lock = threading.Lock()
 
 
 #: cudaErrorMemoryAllocation (the CUDA runtime's enum); CuPy 14 no longer exports it as
