@@ -288,6 +288,33 @@ def test_a_witness_handed_over_alone_gets_its_products_on_the_device(engine):
     )
 
 
+def test_a_prestaged_hand_over_is_closed_after_the_device_is_given_back(engine, monkeypatch):
+    """Unmapping a hand-over (0.4-0.6 s for a porep-32g witness) comes after the device lock's
+    hold, not between the prepare and the lock queue, where the device sat idle (H100, 2026-12-07)."""
+    import time
+
+    from cuzk.engine.synth import SynthResult
+
+    closed: list[float] = []
+    real_close = SynthResult.close
+
+    def close(self: SynthResult) -> None:
+        if self.job_id == "close-order":
+            closed.append(time.perf_counter())
+        real_close(self)
+
+    monkeypatch.setattr(SynthResult, "close", close)
+    r = engine.submit(
+        ProofRequest(
+            circuit=CIRCUIT, seed=99, request_id="close-order", options={"synthesis.abc_on": "device"}
+        )
+    ).result(WAIT)
+    assert_proofs(r, CIRCUIT, seeded(CIRCUIT, 99))
+    (prep,) = spans(r, "gpu_prepare")
+    (lock,) = spans(r, "device_lock")
+    assert prep.end <= lock.start and closed and min(closed) >= lock.end
+
+
 def test_bad_requests_are_refused_at_submit(engine):
     with pytest.raises(UsageError, match="unknown toggle 'turbo'"):
         engine.submit(req(1, options={"turbo": True}))
