@@ -158,3 +158,46 @@ def test_a_yielding_holder_hands_the_device_clock_to_the_waiter():
         t.join(WAIT)
     assert order == ["winning done", "porep done"]
     assert len(lock.snapshot()) == 3  # the holder's two runs and the waiter's one
+
+
+def test_a_worker_stages_its_next_unit_while_the_last_ones_hand_over_is_closed(monkeypatch):
+    """The GPU worker's "-after" thread closes a proved unit's hand-over and only then posts
+    Proved (the budget's share goes back once the pages have); the worker meanwhile takes its
+    next unit. Here the first partition's close is held: the other partition still reaches the
+    device, and the job completes once the close is let go. (On the worker's own thread the
+    close, 0.34 s at porep-32g, lay between two holds: H100, 2026-12-07.)"""
+    from cuzk.engine.synth import SynthResult
+
+    held: list[int] = []  # the partition whose close is held
+    closing, let_go = threading.Event(), threading.Event()
+    on_gpu: list[int] = []
+    other = threading.Event()
+    real_close = SynthResult.close
+
+    def close(self: SynthResult) -> None:
+        if self.job_id == "after-thread" and not let_go.is_set() and not held and self.partition in on_gpu:
+            held.append(self.partition)
+            closing.set()
+            assert let_go.wait(WAIT)
+        real_close(self)
+
+    def before_gpu(job: str, p: int) -> None:
+        if job == "after-thread":
+            on_gpu.append(p)
+            if len(on_gpu) == 2:
+                other.set()
+
+    monkeypatch.setattr(SynthResult, "close", close)
+    hooks = EngineHooks()
+    cfg = EngineConfig(backend="cpu", synthesis_workers=2, gpu_workers_per_device=1, finalizer_workers=1,
+                       memory_budget="1GiB", urgent_lane=False, hooks=hooks)  # fmt: skip
+    with Engine(cfg) as engine:
+        hooks.set("before_gpu", before_gpu)
+        job = engine.submit(ProofRequest(circuit="porep-tiny", seed=70, partitions=2, request_id="after-thread",
+                                         options={"synthesis.abc_on": "device"}))  # fmt: skip
+        assert closing.wait(WAIT)  # the first partition proved, its hand-over being closed
+        assert other.wait(WAIT)  # the one GPU worker went on to the other partition meanwhile
+        assert not job.done()  # the first partition is not Proved before its close ends
+        let_go.set()
+        assert_proofs(job.result(WAIT), "porep-tiny", seeded("porep-tiny", 70, 2))
+        hooks.clear()

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from queue import SimpleQueue
 from typing import TYPE_CHECKING, Any
 
 from cuzk.engine import work
@@ -171,8 +172,12 @@ class WorkerState:
 
 class GpuWorker(threading.Thread):
     """One GPU worker thread: a unit id in, its GpuWork from the core, `start` under the device
-    lock, Proved to the core, then the FinalizeWork to `handoff` (the finalizers' queue, or the
-    finalizer run on this thread with finalize.split off)."""
+    lock; then, on the worker's second thread ("-after"), the hand-over closed, Proved to the
+    core and the FinalizeWork to `handoff` (the finalizers' queue, or the finalizer run there
+    with finalize.split off), while this thread stages its next unit. Closing a porep-32g
+    hand-over (unmapping 4.2 GB) took 0.34 s, on the path to the device between two holds
+    (H100, 2026-12-07); Proved comes after it, so the hand-over's share of the memory budget
+    goes back only once its pages have."""
 
     def __init__(
         self,
@@ -198,6 +203,8 @@ class GpuWorker(threading.Thread):
         self.hooks = hooks
         self.state = WorkerState(device, index)
         self._state_lock = threading.Lock()
+        self._after: SimpleQueue[Callable[[], None] | None] = SimpleQueue()
+        self._after_thread = threading.Thread(target=self._run_after, name=f"{self.name}-after", daemon=True)
 
     def status(self) -> WorkerState:
         with self._state_lock:
@@ -208,17 +215,29 @@ class GpuWorker(threading.Thread):
             self.state.state, self.state.job, self.state.partition = state, job, partition
 
     def run(self) -> None:
-        while (uid := self.queue.get(max_first=URGENT_KEY if self.urgent_only else None)) is not None:
-            unit: GpuWork | None = None
-            try:
-                unit = self.core.call(TakeGpu(uid))
-                if unit is not None:
-                    self._prove(unit)
-            except Exception as exc:  # a hook or a hand-off that raised: the unit fails, the worker stays
-                where = f"partition {unit.partition} " if unit is not None else ""
-                self.core.post(UnitFailed(uid, f"{where}GPU stage failed: {type(exc).__name__}: {exc}"))
-            finally:
-                self._set("idle")
+        self._after_thread.start()
+        try:
+            while (uid := self.queue.get(max_first=URGENT_KEY if self.urgent_only else None)) is not None:
+                unit: GpuWork | None = None
+                try:
+                    unit = self.core.call(TakeGpu(uid))
+                    if unit is not None:
+                        self._prove(unit)
+                except Exception as exc:  # a hook that raised: the unit fails, the worker stays
+                    self._fail(uid, unit, exc)
+                finally:
+                    self._set("idle")
+        finally:  # every unit this worker proved is handed on before it stops
+            self._after.put(None)
+            self._after_thread.join()
+
+    def _run_after(self) -> None:
+        while (task := self._after.get()) is not None:
+            task()
+
+    def _fail(self, uid: int, unit: GpuWork | None, exc: Exception) -> None:
+        where = f"partition {unit.partition} " if unit is not None else ""
+        self.core.post(UnitFailed(uid, f"{where}GPU stage failed: {type(exc).__name__}: {exc}"))
 
     def _prove(self, unit: GpuWork) -> None:
         results: list[Any] = list(unit.results)  # this worker's to close
@@ -241,9 +260,9 @@ class GpuWorker(threading.Thread):
                      "unit": unit.label}  # fmt: skip
             # Copies and uploads before the lock (upload.prestage); under it only device work: the
             # SpMV and satisfaction check of a witness-only hand-over, then the prover's start.
-            # The hand-over is closed once the device is given back, not before this worker
-            # queues for it: unmapping a porep-32g witness (4.2 GB) took 0.4-0.6 s, which the
-            # device sat idle for when the other worker's hold ended first (H100, 2026-12-07).
+            # A prestaged hand-over is closed on the "-after" thread once the device is given
+            # back (class docstring), never between the prepare and the lock queue, where its
+            # unmapping kept the device idle (H100, 2026-12-07).
             assign = None
             if self.prestage:
                 with tl.span("gpu_prepare", **attrs):
@@ -257,14 +276,22 @@ class GpuWorker(threading.Thread):
                     assign = work.stage(unit.resident, results, tl)
                     close()
                 pending = work.start(assign(), unit.resident, unit.windows, checkpoint=checkpoint)
-            close()
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
             close()
             msg = f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}"
             self.core.post(UnitFailed(unit.unit_id, msg))
             return
-        fin: FinalizeWork | None = self.core.call(Proved(unit.unit_id, pending, tl, attrs))
-        for job_id in unit.job_ids:
-            self.hooks.call("after_gpu", job_id, unit.partition)
-        if fin is not None:
-            self.handoff(fin)
+        self._after.put(lambda: self._hand_on(unit, pending, tl, attrs, close))
+
+    def _hand_on(self, unit: GpuWork, pending: Any, tl: Timeline, attrs: dict[str, Any],
+                 close: Callable[[], None]) -> None:  # fmt: skip
+        """On the "-after" thread: the hand-over closed, then Proved and the finalizer's work."""
+        try:
+            close()
+            fin: FinalizeWork | None = self.core.call(Proved(unit.unit_id, pending, tl, attrs))
+            for job_id in unit.job_ids:
+                self.hooks.call("after_gpu", job_id, unit.partition)
+            if fin is not None:
+                self.handoff(fin)
+        except Exception as exc:  # a hook or a hand-off that raised: the unit fails, the worker stays
+            self._fail(unit.unit_id, unit, exc)
