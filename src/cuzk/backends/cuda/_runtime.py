@@ -201,13 +201,13 @@ class CupyRuntime(Runtime):
         self.xp = cupy
         self.pinned_staging = pinned_staging
         self._chunk_bytes = staging_chunk_bytes
-        # Two page-locked slots per use (upload, upload_chunks, stage). They outlive one upload, and GPU
-        # workers share them: the event of a slot's last copy and the slot to use next are the
-        # runtime's, under one lock. (Kept per upload, a new upload refilled a slot whose previous
-        # copy was still in flight: wrong proofs on the H200, 2026-12-03.) Per use: a slot last
-        # filled by a copy ordered after the compute stream's work frees only when the kernels
-        # queued before that copy are done, and a staging upload that took it waited for them (a worker's
-        # prepare 1.9 s beside the other's hold against 0.5 s alone, H100 2026-12-07).
+        # Two page-locked slots per use (upload, upload_chunks, stage). They outlive one upload,
+        # and GPU workers share them: the event of a slot's last copy and the slot to use next
+        # are the runtime's, under one lock. (Kept per upload, a new upload refilled a slot whose
+        # previous copy was still in flight: wrong proofs on the H200, 2026-12-03.) Per use: a
+        # slot last filled by a copy ordered after the compute stream's work frees only when the
+        # kernels queued before that copy are done, and a staging upload that took it waited for
+        # them (a worker's prepare 1.9 s beside the other's hold, 0.5 s alone; H100 2026-12-07).
         self._slot_sets: dict[str, _PinnedSlots] = {}
         self._slot_sets_lock = threading.Lock()
         self.pin_seconds = 0.0
@@ -424,8 +424,9 @@ class CupyRuntime(Runtime):
             out = self.cp.empty(host.shape, dtype=host.dtype)
         if self.pinned_staging and host.nbytes > (1 << 20):
             # on the compute stream, as the pageable copy: `out` may be a block the pool just took
-            # back from an array that a queued kernel still reads (on the upload stream, uncued,
-            # the copy overwrote it: porep-32g's setup lost columns, H100 2026-12-07)
+            # back from an array that a queued kernel still reads (on the upload stream, unordered
+            # with those kernels, the copy overwrote it: porep-32g's setup lost columns, H100
+            # 2026-12-07)
             self._copy_rows(host, 0, host.shape[0], out, self.compute, "upload")
         else:
             out.set(host, stream=self.compute)
@@ -490,9 +491,9 @@ class CupyRuntime(Runtime):
         # stage through two page-locked buffers, sub-chunked to their size
         row_bytes = host.strides[0] if host.ndim else host.itemsize
         rows_per = max(1, self._chunk_bytes // row_bytes)
+        slots = self._slots_for(use)
         for a in range(lo, hi, rows_per):
             b = min(hi, a + rows_per)
-            slots = self._slots_for(use)
             with slots.lock:
                 slot = slots.next
                 if slots.events[slot] is not None:
