@@ -201,3 +201,26 @@ def test_a_worker_stages_its_next_unit_while_the_last_ones_hand_over_is_closed(m
         let_go.set()
         assert_proofs(job.result(WAIT), "porep-tiny", seeded("porep-tiny", 70, 2))
         hooks.clear()
+
+
+def test_an_urgent_units_g2_msm_runs_under_its_own_hold_a_normal_units_in_the_finalizer():
+    """Left to the finalizer, an urgent unit's G2 MSM queued on the GPU's shared stream behind
+    the next holder's kernels (1.07 s of a 3.07 s WinningPoSt probe beside porep-32g, H100
+    2026-12-07); under its own hold it waits for nothing."""
+    from engine_helpers import spans
+
+    def inside(s, outer) -> bool:
+        return outer.start <= s.start and s.end <= outer.end
+
+    cfg = EngineConfig(backend="cpu", synthesis_workers=1, gpu_workers_per_device=1, finalizer_workers=1,
+                       memory_budget="1GiB", urgent_lane=True)  # fmt: skip
+    with Engine(cfg) as engine:
+        results = {
+            prio: engine.submit(ProofRequest(circuit="winning-tiny", seed=64, priority=prio)).result(WAIT)
+            for prio in (Priority.CRITICAL, Priority.HIGH, Priority.NORMAL)
+        }
+    for prio, r in results.items():
+        assert_proofs(r, "winning-tiny", seeded("winning-tiny", 64))
+        (g2,), (hold,), (fin,) = spans(r, "msm_b_g2"), spans(r, "device_lock"), spans(r, "finalize")
+        urgent = prio >= Priority.HIGH
+        assert inside(g2, hold) is urgent and inside(g2, fin) is not urgent, prio

@@ -142,6 +142,19 @@ def test_phases_called_separately_match_prove(random_setup):
     assert [s.depth for s in tl.spans[:3]] == [0, 1, 1]  # witness and matvec inside synthesis
 
 
+def test_the_g2_msm_in_start_gives_the_same_proof_and_finalize_does_not_repeat_it(random_setup, monkeypatch):
+    _, w, _, srs = random_setup
+    tl = Timeline()
+    pending = start(synthesize(srs, [w], srs.backend, timeline=tl), srs, g2=True)
+    assert pending.b_g2 is not None and pending.b_scalars is None  # the scalars go once used
+    assert list(tl.totals())[-1] == "msm_b_g2"  # in the accelerator's part
+    monkeypatch.setattr(srs.g2_backend, "msm", lambda *a, **k: pytest.fail("G2 MSM run twice"))
+    (proof,) = finalize(pending, srs)
+    inputs = FR.to_ints(w.inputs[1:])
+    assert verify(srs.vk, inputs, proof)
+    assert not verify(srs.vk, inputs, Proof(a=proof.a, b=proof.b, c=proof.a))  # tampered: rejected
+
+
 def test_never_returns_a_failing_proof(cubic_setup, monkeypatch):
     _, w, _, srs = cubic_setup
     real_finalize = prover_mod.finalize

@@ -283,10 +283,12 @@ def start(
     windows: Mapping[str, int] | None = None,
     *,
     checkpoint: Callable[[], None] | None = None,
+    g2: bool = False,
 ) -> prover.Pending:
     """The kernel region: one prover for both key kinds (cuzk.groth16.prover); `checkpoint` is
-    called between its phases (the device lock's yield to a waiting urgent unit)."""
-    return prover.start(assignment, resident.srs, windows=windows, checkpoint=checkpoint)
+    called between its phases (the device lock's yield to a waiting urgent unit); `g2`: the G2
+    MSM too, under the caller's hold (prover.start)."""
+    return prover.start(assignment, resident.srs, windows=windows, checkpoint=checkpoint, g2=g2)
 
 
 #: Device memory `device_room` leaves free (the CUDA context, kernel modules, allocator rounding).

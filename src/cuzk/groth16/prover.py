@@ -114,6 +114,7 @@ class Pending:
     a: np.ndarray
     b_g1: np.ndarray
     timeline: Timeline
+    b_g2: np.ndarray | None = None  # the G2 sum once `msm_b_g2` ran (in `start` with g2=True)
 
 
 @dataclass
@@ -249,15 +250,21 @@ def start(
     *,
     windows: Mapping[str, int] | None = None,
     checkpoint: Callable[[], None] | None = None,
+    g2: bool = False,
 ) -> Pending:
     """The accelerator's part: H, and the G1 MSMs (h, the private query, a, b_g1).
 
     `windows` overrides the Pippenger window per query (`h`, `l`, `a`, `b_g1`; `l` is
     the private query, the C section of a zkey): the `msm.window.*` toggles. `checkpoint` is
-    called between the phases: the engine lets an urgent unit use the device there.
+    called between the phases: the engine lets an urgent unit use the device there. `g2`: the
+    G2 MSM too (`msm_b_g2`), for a caller that holds the device now and wants no later queueing
+    for it (the engine's urgent units).
     """
     with key.backend.activate():  # the H stack and the query gathers count in its memory
-        return _start(assignment, key, dict(windows or {}), checkpoint or (lambda: None))
+        pending = _start(assignment, key, dict(windows or {}), checkpoint or (lambda: None))
+    if g2:
+        msm_b_g2(pending, key, windows=windows)
+    return pending
 
 
 def _start(
@@ -306,18 +313,26 @@ def _start(
 
 def finalize(pending: Pending, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> list[Proof]:
     """The CPU part: the G2 MSM and the assembly of A, B, C with fresh r, s (`windows`: see start)."""
-    tl, g2 = pending.timeline, key.g2_backend
-    with tl.span("msm_b_g2"):
-        b2_pt = g2.msm(key.b_g2, g2.to_device(pending.b_scalars), window=(windows or {}).get("b_g2"))
-    with tl.span("epilogue"):
+    if pending.b_g2 is None:
+        msm_b_g2(pending, key, windows=windows)
+    assert pending.b_g2 is not None
+    with pending.timeline.span("epilogue"):
         proofs = assemble(
             key.vk,
             sum_a=pending.a,
             sum_b_g1=pending.b_g1,
-            sum_b_g2=b2_pt,
+            sum_b_g2=pending.b_g2,
             sum_c=G1.add(pending.h, pending.l),
         )
     return proofs
+
+
+def msm_b_g2(pending: Pending, key: ProvingKey, *, windows: Mapping[str, int] | None = None) -> None:
+    """The G2 MSM into `pending.b_g2`; the B scalars are dropped once it is made."""
+    g2 = key.g2_backend
+    with pending.timeline.span("msm_b_g2"):
+        pending.b_g2 = g2.msm(key.b_g2, g2.to_device(pending.b_scalars), window=(windows or {}).get("b_g2"))
+    pending.b_scalars = None
 
 
 def _random_scalars(k: int) -> np.ndarray:
