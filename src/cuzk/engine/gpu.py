@@ -3,8 +3,8 @@
 A worker takes the next unit id from its device's queue and asks the core for
 its work (one partition index of one batch: k synthesized witnesses), copies the hand-over out of shared memory,
 and holds the device lock only for the prover's `start` (NTTs, H, the G1
-MSMs; an urgent unit's G2 MSM too), so one worker's host work (copies, and the
-finalizer's G2 MSM and assembly) overlaps the other worker's kernels. The wait for the lock and the
+MSMs; the G2 MSM too with msm.g2_on=device), so one worker's host work (copies, and the
+finalizer's CPU G2 MSM and assembly) overlaps the other worker's kernels. The wait for the lock and the
 hold are spans (`lock_wait`, `device_lock`). GPU busy is computed from what the
 device's own clock says it ran during each hold (`Backend.device_clock`: CUDA
 events at the edges of each run of kernels, spans `device_busy` on the lane
@@ -275,11 +275,11 @@ class GpuWorker(threading.Thread):
                 if assign is None:
                     assign = work.stage(unit.resident, results, tl)
                     close()
-                # An urgent unit's G2 MSM under its own hold: left to the finalizer it queued on
-                # the shared stream behind the next holder's kernels (1.07 s of a 3.07 s
-                # WinningPoSt probe beside porep-32g, H100 2026-12-07); its hold grows 0.04-0.16 s.
+                # A G2 MSM on this device runs under this hold: left to the finalizer, it queued
+                # on the shared stream behind the next holder's kernels (1.07 s of a 3.07 s
+                # WinningPoSt probe beside porep-32g, H100 2026-12-07) and ran inside that hold.
                 pending = work.start(assign(), unit.resident, unit.windows, checkpoint=checkpoint,
-                                     g2=-unit.priority <= URGENT_KEY)  # fmt: skip
+                                     g2=unit.resident.g2_in_hold)  # fmt: skip
         except Exception as exc:  # a failing partition fails its jobs; the worker goes on
             close()
             msg = f"partition {unit.partition} GPU prove failed: {type(exc).__name__}: {exc}"

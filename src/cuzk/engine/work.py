@@ -206,6 +206,9 @@ class Resident:
     pvk: PreparedVerifyingKey
     circuit: str
     device: int
+    #: msm.g2_on=device: the G2 MSM is device work, run under the unit's own hold (GpuWorker);
+    #: on the CPU it is the finalizer's.
+    g2_in_hold: bool = False
 
 
 def load_resident(
@@ -233,7 +236,7 @@ def load_resident(
     loaded = load_key(KeyId(name, folder), backend, g2_backend=g2, precompute=precompute, progress=say)
     pk: Any = loaded.key
     pvk = pk.pvk if is_zkey(name) else prepare(pk.vk)  # a zkey's key carries its prepared vk
-    return Resident(srs=pk, pvk=pvk, circuit=name, device=device)
+    return Resident(srs=pk, pvk=pvk, circuit=name, device=device, g2_in_hold=not g2_on_cpu)
 
 
 def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Callable[[], Any]:
