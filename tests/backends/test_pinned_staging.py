@@ -180,6 +180,31 @@ def test_a_staged_upload_stays_off_the_compute_stream_and_is_done_on_return(pinn
     assert out.arr.any()  # the device copy is the backend's own
 
 
+def test_a_stages_parts_are_timed_where_they_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`times` puts each wait on its part: here every device copy takes one second of a fake
+    clock when it runs, and the host's work none. 11 rows in chunks of 4 through two slots: the
+    third chunk waits for the first's copy (slot_wait), the final wait runs the other two (drain)."""
+    from cuzk.backends.cuda._runtime import _Parts
+
+    clock = [0.0]
+    monkeypatch.setattr(_Parts, "now", staticmethod(lambda: clock[0]))
+    rt = _runtime(chunk_bytes=4 * 32)
+    host = np.random.default_rng(7).integers(0, 2**63, size=(11, 4), dtype=np.uint64)
+    real_set = DeviceArray.set
+
+    def slow_set(self: DeviceArray, h: np.ndarray, stream: LaggingStream) -> None:
+        real_set(self, h, stream)
+        copy = stream.queue[-1]
+        stream.queue[-1] = lambda: (copy(), clock.__setitem__(0, clock[0] + 1.0))
+
+    monkeypatch.setattr(DeviceArray, "set", slow_set)
+    times: dict[str, float] = {}
+    out = rt.stage(host, times=times)
+    assert np.array_equal(out.arr, host)
+    assert times == {"alloc": 0.0, "slot_wait": 1.0, "host_copy": 0.0, "enqueue": 0.0, "drain": 2.0}
+    assert np.array_equal(rt.stage(host).arr, host)  # without `times`: nothing kept, no error
+
+
 def test_the_cpu_backend_stages_a_copy_not_a_view() -> None:
     from cuzk.backends.cpu import CpuBackend
 

@@ -50,9 +50,9 @@ def test_the_hand_over_is_staged_and_its_block_may_go(
     kind = type(resident.srs.backend)
     real = kind.stage
 
-    def recording(self: Any, *pieces: np.ndarray) -> Any:
+    def recording(self: Any, *pieces: np.ndarray, times: dict[str, float] | None = None) -> Any:
         staged.append(tuple(a.shape for a in pieces))
-        return real(self, *pieces)
+        return real(self, *pieces, times=times)
 
     monkeypatch.setattr(kind, "stage", recording)
     part = _part(7, with_abc, resident)

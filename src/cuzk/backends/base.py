@@ -125,9 +125,11 @@ class Backend(ABC):
     def to_device(self, a: np.ndarray) -> Array:
         """Copy a host array to the backend's memory (no copy on the CPU)."""
 
-    def stage(self, *pieces: np.ndarray) -> Array:
+    def stage(self, *pieces: np.ndarray, times: dict[str, float] | None = None) -> Array:
         """Copy host arrays to the backend ahead of the device lock as one array, their rows
-        one after another, finished when this returns.
+        one after another, finished when this returns. `times`, if given, gets the seconds of
+        the copy's parts added under backend-specific names (the CUDA runtime's: alloc,
+        host_copy, slot_wait, enqueue, drain), for the engine's `gpu_prepare` span.
 
         Unlike `to_device` inside the lock, the copy must not wait behind (or hold back) the
         lock holder's kernels. Several pieces are joined on the backend, never first on the

@@ -265,8 +265,10 @@ class GpuWorker(threading.Thread):
             # unmapping kept the device idle (H100, 2026-12-07).
             assign = None
             if self.prestage:
-                with tl.span("gpu_prepare", **attrs):
-                    assign = work.stage(unit.resident, results, tl)
+                with tl.span("gpu_prepare", **attrs) as prep:
+                    times: dict[str, float] = {}
+                    assign = work.stage(unit.resident, results, tl, times)
+                    prep.attrs.update({f"{k}_ms": round(v * 1e3, 1) for k, v in times.items()})
             self._set("waiting", unit.job_ids[0], unit.partition)
             backend = unit.resident.srs.backend
             with self.lock.hold(tl, backend, priority=unit.priority, need=unit.need,

@@ -239,7 +239,9 @@ def load_resident(
     return Resident(srs=pk, pvk=pvk, circuit=name, device=device, g2_in_hold=not g2_on_cpu)
 
 
-def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Callable[[], Any]:
+def stage(
+    resident: Resident, parts: Sequence[Any], timeline: Timeline, times: dict[str, float] | None = None
+) -> Callable[[], Any]:
     """Copy a unit's hand-over out of shared memory (and onto the device) ahead of the device lock.
 
     Returns the call that makes the prover Assignment under the lock. Nothing either refers
@@ -248,7 +250,7 @@ def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Calla
     without them the witnesses are uploaded here straight from the hand-over (no host copy)
     and the call runs only the sparse products and the satisfaction check on the device copy,
     which `start` reuses for the MSMs. A zkey hand-over is a circom witness (`source`: a .wtns
-    path or an array), loaded and multiplied here.
+    path or an array), loaded and multiplied here. `times` gets the copies' parts (Backend.stage).
     """
     backend = resident.srs.backend
     if is_zkey(resident.circuit):
@@ -264,14 +266,14 @@ def stage(resident: Resident, parts: Sequence[Any], timeline: Timeline) -> Calla
             )
     inputs = np.stack([p.inputs for p in parts])
     if all(p.abc is not None for p in parts):
-        abc = [tuple(backend.stage(v) for v in p.abc) for p in parts]
+        abc = [tuple(backend.stage(v, times=times) for v in p.abc) for p in parts]
         ws = np.empty((len(parts), n_vars, 4), dtype=np.uint64)  # uploaded under the lock, once
         for j, p in enumerate(parts):
             ws[j, :n_in], ws[j, n_in:] = p.inputs, p.aux
         done = prover.Assignment(witness=ws, inputs=inputs, abc=abc, timeline=timeline)
         return lambda: done
     pieces = [v for p in parts for v in (p.inputs, p.aux)]
-    dev = backend.stage(*pieces).reshape(len(parts), n_vars, 4)
+    dev = backend.stage(*pieces, times=times).reshape(len(parts), n_vars, 4)
     return lambda: prover.synthesize_staged(resident.srs, inputs, dev, backend, timeline=timeline)
 
 

@@ -160,7 +160,7 @@ class Runtime:
         """
         raise NotImplementedError
 
-    def stage(self, *pieces: np.ndarray) -> Any:
+    def stage(self, *pieces: np.ndarray, times: dict[str, float] | None = None) -> Any:
         """Upload made outside the device lock (the engine's pre-staging), finished when this
         returns: the pieces' rows one after another (see Backend.stage).
 
@@ -457,7 +457,7 @@ class CupyRuntime(Runtime):
             self.compute.wait_event(self.upload_stream.record())
             yield out, lo, hi
 
-    def stage(self, *pieces: np.ndarray) -> Any:
+    def stage(self, *pieces: np.ndarray, times: dict[str, float] | None = None) -> Any:
         """On the upload stream, waited for here, from the upload stream's memory arena.
 
         Queued on the compute stream (the legacy stream every worker shares), a pre-staged upload
@@ -473,20 +473,31 @@ class CupyRuntime(Runtime):
             raise ValueError(
                 f"staged pieces differ in row shape or dtype: {[(h.shape, h.dtype) for h in hosts]}"
             )
+        # `times` splits the copy (gpu_prepare took 1.5 s beside a hold against 0.2 s on an idle
+        # device, porep-32g on an H100, 2026-12-07): the pool, the host copies into the pinned
+        # slots, the waits for a slot's last DMA, the queueing, the final wait
+        clock = _Parts(times)
         with self.guard("staging upload"), self.upload_stream:
             out = self.cp.empty((sum(len(h) for h in hosts), *first.shape[1:]), dtype=first.dtype)
+            clock.lap("alloc")
             at = 0
             for h in hosts:  # each piece from where it lies (a hand-over's shared memory): no host join
                 if len(h):
-                    self._copy_rows(h, 0, len(h), out[at : at + len(h)], self.upload_stream, "stage")
+                    self._copy_rows(h, 0, len(h), out[at : at + len(h)], self.upload_stream, "stage", clock)
                 at += len(h)
             self.upload_stream.record().synchronize()
+            clock.lap("drain")
         return out
 
-    def _copy_rows(self, host: np.ndarray, lo: int, hi: int, out: Any, stream: Any, use: str) -> None:
-        """Queue rows lo:hi of host onto out on `stream` (through `use`'s pinned slots if on)."""
+    def _copy_rows(
+        self, host: np.ndarray, lo: int, hi: int, out: Any, stream: Any, use: str, clock: _Parts | None = None
+    ) -> None:
+        """Queue rows lo:hi of host onto out on `stream` (through `use`'s pinned slots if on);
+        `clock` gets the parts' seconds (stage's `times`)."""
+        clock = clock or _Parts(None)
         if not self.pinned_staging:
             out[lo:hi].set(host[lo:hi], stream=stream)
+            clock.lap("enqueue")
             return
         # stage through two page-locked buffers, sub-chunked to their size
         row_bytes = host.strides[0] if host.ndim else host.itemsize
@@ -495,14 +506,18 @@ class CupyRuntime(Runtime):
         for a in range(lo, hi, rows_per):
             b = min(hi, a + rows_per)
             with slots.lock:
+                clock.lap("slot_wait")  # (the lock: another copy of this use)
                 slot = slots.next
                 if slots.events[slot] is not None:
                     slots.events[slot].synchronize()  # its previous copy has left the slot
+                clock.lap("slot_wait")
                 staged = np.ndarray((b - a, *host.shape[1:]), dtype=host.dtype, buffer=slots.buffers[slot])
                 self._parallel_copy(staged, host[a:b])
+                clock.lap("host_copy")
                 out[a:b].set(staged, stream=stream)
                 slots.events[slot] = stream.record()
                 slots.next = slot ^ 1
+                clock.lap("enqueue")
 
     def _parallel_copy(self, dst: np.ndarray, src: np.ndarray, parts: int = 8) -> None:
         """Host copy into the pinned buffer on several threads (numpy releases the GIL): one
@@ -685,6 +700,23 @@ class _PinnedSlots:
 #: cupy.cuda.runtime.errorMemoryAllocation, which raised AttributeError in place of the retry
 #: (porep-32g's first proof after its key generation, H100 2026-12-07)
 _CUDA_ERROR_MEMORY_ALLOCATION = 2
+
+
+class _Parts:
+    """Seconds since the last lap, added to `times[name]`; nothing is kept when `times` is None."""
+
+    __slots__ = ("_t", "times")
+    now = staticmethod(time.perf_counter)
+
+    def __init__(self, times: dict[str, float] | None) -> None:
+        self.times = times
+        self._t = self.now() if times is not None else 0.0
+
+    def lap(self, name: str) -> None:
+        if self.times is not None:
+            t = self.now()
+            self.times[name] = self.times.get(name, 0.0) + (t - self._t)
+            self._t = t
 
 
 def _device_malloc(size: int) -> Any:

@@ -114,11 +114,11 @@ class CudaBackend(Backend):
         with self.rt.guard("upload"):
             return self.rt.upload(np.ascontiguousarray(a))
 
-    def stage(self, *pieces: np.ndarray) -> Any:
+    def stage(self, *pieces: np.ndarray, times: dict[str, float] | None = None) -> Any:
         if not all(isinstance(a, np.ndarray) for a in pieces):
             with self.rt.guard("staging on the device"):
                 return super().stage(*pieces)
-        return self.rt.stage(*pieces)
+        return self.rt.stage(*pieces, times=times)
 
     def to_host(self, a: Any) -> np.ndarray:
         return self.rt.to_host(a)
