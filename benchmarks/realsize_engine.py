@@ -71,8 +71,10 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
         self.host_peak = self.dev_peak = self.workers_peak = 0
         # (s, GiB in use, GiB the card has handed out, GiB the runtime's pool holds, GiB CuPy's
-        # default pool holds): a drop in the third is a pool giving its cached blocks back (CuPy
-        # does that when an allocation fails, then retries); card less pools is held elsewhere
+        # default pool holds, the pools' device allocations so far, those that found the card
+        # full): a drop in the third is a pool giving its cached blocks back (CuPy does that when
+        # an allocation fails, then retries); card less pools is held elsewhere. A block passed
+        # between the pool's per-stream arenas shows in the counts only: the total stays level
         self.series: list[tuple[float, ...]] = []
 
     def run(self) -> None:
@@ -90,7 +92,8 @@ class Sampler(threading.Thread):
             self.dev_peak = max(self.dev_peak, used)
             held = int(mem.get("total") or 0) - int(mem.get("free") or 0)
             pools = (int(mem.get("pool_held") or 0), int(mem.get("default_pool_held") or 0))
-            point = (round(now(), 2), *(round(v / 2**30, 1) for v in (used, held, *pools)))
+            counts = (int(mem.get("mallocs") or 0), int(mem.get("mallocs_full") or 0))
+            point = (round(now(), 2), *(round(v / 2**30, 1) for v in (used, held, *pools)), *counts)
             if not self.series or point[1:] != self.series[-1][1:]:
                 self.series.append(point)
 
@@ -236,6 +239,7 @@ def main() -> int:
         save(args.out)
         # the load: every sector at once; a winning probe every probe_every_s while they run
         t_load = time.perf_counter()
+        mallocs_before = backend.memory_info()
         sectors = [engine.submit(ProofRequest(circuit=args.circuit, seed=1000 * (j + 1), partitions=args.partitions,
                                               request_id=f"sector-{j}")) for j in range(args.sectors)]  # fmt: skip
         probes: list[dict[str, Any]] = []
@@ -282,6 +286,11 @@ def main() -> int:
         RESULTS["phases_per_partition"] = phase_table(ok)
         RESULTS["partition_spacing"] = partition_spacing(ok, args.partitions)
         RESULTS["msm_h_by_staging"] = overlap_split(ok)
+        mallocs_after = backend.memory_info()
+        RESULTS["pool_mallocs_under_load"] = {  # level in a steady engine (GPU_NOTES v39)
+            k: int(mallocs_after.get(k) or 0) - int(mallocs_before.get(k) or 0)
+            for k in ("mallocs", "mallocs_full")
+        }
         RESULTS["spans"] = [x.as_dict(r.request_id or "") for r in ok for x in r.timeline.spans
                             if x.name in PHASES or x.name in ("gpu_prepare", "device_lock", "lock_wait")]  # fmt: skip
         RESULTS.update(

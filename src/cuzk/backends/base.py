@@ -332,7 +332,9 @@ class Backend(ABC):
         """Memory in bytes, None where unknown: `resident` (held by this backend's live bases
         handles), `used` (all it has allocated now), `total` and `free` (of its device; the
         host's for cpu), `budget` (the limit it enforces, if any), and on devices with memory pools one
-        `<pool>_held` per pool (bytes it holds, live or cached: what `used` does not show)."""
+        `<pool>_held` per pool (bytes it holds, live or cached: what `used` does not show), with
+        counts, not bytes: `mallocs` (the pools' device allocations so far) and `mallocs_full`
+        (those that found the device full, so the pool freed its cached blocks and retried)."""
 
     def describe(self) -> dict[str, Any]:
         """Facts for logs and benchmark tables: backend, device (its name), ordinal, label, ..."""

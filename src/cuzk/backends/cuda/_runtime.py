@@ -127,6 +127,11 @@ class Runtime:
         """(total, free) bytes of the device where known."""
         return None, None
 
+    def malloc_counts(self) -> dict[str, int]:
+        """The pools' device allocations so far (`mallocs`) and those that found the device full
+        (`mallocs_full`, each followed by cudaFree of the cached blocks); none where no pool."""
+        return {}
+
     def activate(self) -> contextlib.AbstractContextManager[Any]:
         """Make this runtime's device current in the calling thread for the block."""
         return contextlib.nullcontext()
@@ -405,6 +410,10 @@ class CupyRuntime(Runtime):
                 "pool": int(self.pool.total_bytes()),
                 "default_pool": int(self.cp.get_default_memory_pool().total_bytes()),
             }
+
+    def malloc_counts(self) -> dict[str, int]:
+        with MALLOC_COUNTS.lock:
+            return {"mallocs": MALLOC_COUNTS.calls, "mallocs_full": MALLOC_COUNTS.full}
 
     def mem_info(self) -> tuple[int | None, int | None]:
         with self.guard("mem_info"):
@@ -719,22 +728,48 @@ class _Parts:
             self._t = t
 
 
+class _MallocCounts:
+    """The pools' cudaMalloc calls and the full-device failures among them, process-wide.
+
+    A pool reuses its cached blocks without a cudaMalloc; a failure makes CuPy free every cached
+    block of the pool (cudaFree, which waits for all queued device work) and retry. In a steady
+    engine both counts should stand still: climbing, they say that blocks move between the
+    pool's per-stream arenas through the device (GPU_NOTES v39)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls = self.full = 0
+
+    def add(self, full: bool) -> None:
+        with self.lock:
+            self.calls += 1
+            self.full += full
+
+
+MALLOC_COUNTS = _MallocCounts()
+
+
 def _device_malloc(size: int) -> Any:
     """The runtime pool's cudaMalloc: when the device is full, CuPy's default pool gives its
     cached blocks back before the pool's own retry fails. The pool already frees its own free
     blocks and retries, but not the default pool's, which allocations outside a device region
     fill (the 2026-12-06 wpost-32g run failed a 14.5 GB allocation with 27 GiB held outside
-    the runtime's pool)."""
+    the runtime's pool). Each call and each full-device failure is counted (MALLOC_COUNTS)."""
     import cupy
 
     try:
-        return cupy.cuda.MemoryPointer(cupy.cuda.Memory(size), 0)
+        mem = cupy.cuda.Memory(size)
     except cupy.cuda.runtime.CUDARuntimeError as exc:
+        full = exc.status == _CUDA_ERROR_MEMORY_ALLOCATION
+        MALLOC_COUNTS.add(full)
         default = cupy.get_default_memory_pool()
-        if exc.status != _CUDA_ERROR_MEMORY_ALLOCATION or not default.free_bytes():
+        if not full or not default.free_bytes():
             raise
         default.free_all_blocks()
-        return cupy.cuda.MemoryPointer(cupy.cuda.Memory(size), 0)
+        mem = cupy.cuda.Memory(size)
+    else:
+        MALLOC_COUNTS.add(False)
+    return cupy.cuda.MemoryPointer(mem, 0)
 
 
 class _DeviceRegion:

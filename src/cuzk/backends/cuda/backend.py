@@ -469,6 +469,7 @@ class CudaBackend(Backend):
             "free": free,
             "budget": self.rt.budget,
             **{f"{pool}_held": n for pool, n in self.rt.held_bytes().items()},
+            **self.rt.malloc_counts(),
         }
 
     def describe(self) -> dict[str, Any]:
