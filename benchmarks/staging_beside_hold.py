@@ -14,7 +14,9 @@ a run of G1 MSMs over device scalars, in variants that each add one suspect:
 - `hold+download`: the holder ends with a 4.3 GB `to_host`;
 - `edge`: the card nearly full, with the pool's free blocks cached in the compute stream's
   arena: the staging's block (the upload stream's arena) then needs a cudaMalloc that fails, and
-  CuPy frees the cached blocks (cudaFree waits for all queued device work) before it retries.
+  CuPy frees the cached blocks (cudaFree waits for all queued device work) before it retries;
+- `edge+keep`: the same with `staging.keep` on (the staging's block kept by the runtime, out of
+  that retry's reach): the candidate fix, measured beside its cause.
 
 Prints per variant the median of `--runs`: the staging's seconds and its parts, its ratio to
 `alone`, the hold's seconds, how long after the hold's end the staging ended, and the pool's
@@ -40,7 +42,7 @@ from cuzk.algebra.curves import G1
 from cuzk.backends.cuda import CudaBackend
 from gpu import make_bases, random_fr_device
 
-VARIANTS = ("alone", "hold", "hold+upload", "hold+download", "edge")
+VARIANTS = ("alone", "hold", "hold+upload", "hold+download", "edge", "edge+keep")
 
 
 class Bench:
@@ -116,6 +118,8 @@ class Bench:
         stream's arena; returns the call that caches those blocks again before each run."""
         rt: Any = self.be.rt  # a CupyRuntime: its pool and device
         cp = self.cp
+        self._filler = None  # a previous edge's, and its cached block
+        cp.get_default_memory_pool().free_all_blocks()
         with rt.guard("clean pool"):
             rt.pool.free_all_blocks()
         self.be.msm(self.bases, self.scalars)
@@ -155,7 +159,8 @@ def main() -> int:
     print(f"{'variant':14s} {'stage ms':>9s} {'x alone':>8s} {'hold ms':>8s} {'end-hold':>9s} "
           f"{'mallocs':>8s} {'full':>5s}  parts (ms)")  # fmt: skip
     for name in variants:
-        before: Callable[[], None] | None = bench.edge() if name == "edge" else None
+        before: Callable[[], None] | None = bench.edge() if name.startswith("edge") else None
+        bench.be.rt.keep_staging = name.endswith("+keep")
         rows = []
         for _ in range(args.runs):
             if before is not None:
