@@ -16,7 +16,10 @@ a run of G1 MSMs over device scalars, in variants that each add one suspect:
   arena: the staging's block (the upload stream's arena) then needs a cudaMalloc that fails, and
   CuPy frees the cached blocks (cudaFree waits for all queued device work) before it retries;
 - `edge+keep`: the same with `staging.keep` on (the staging's block kept by the runtime, out of
-  that retry's reach): the candidate fix, measured beside its cause.
+  that retry's reach): the candidate fix, measured beside its cause;
+- `hold+sampler`, `edge+sampler`: `hold` and `edge` with a thread reading `memory_info` every
+  50 ms, as realsize_engine's sampler does: CuPy's `memGetInfo` keeps the GIL, so if the
+  driver call waits behind a cudaFree every Python thread waits with it.
 
 Prints per variant the median of `--runs`: the staging's seconds and its parts, its ratio to
 `alone`, the hold's seconds, how long after the hold's end the staging ended, and the pool's
@@ -42,7 +45,16 @@ from cuzk.algebra.curves import G1
 from cuzk.backends.cuda import CudaBackend
 from gpu import make_bases, random_fr_device
 
-VARIANTS = ("alone", "hold", "hold+upload", "hold+download", "edge", "edge+keep")
+VARIANTS = (
+    "alone",
+    "hold",
+    "hold+upload",
+    "hold+download",
+    "edge",
+    "edge+keep",
+    "hold+sampler",
+    "edge+sampler",
+)
 
 
 class Bench:
@@ -79,11 +91,21 @@ class Bench:
             self.be.synchronize()
             del x
 
-    def once(self, holder: bool, download: bool, upload: bool) -> dict[str, Any]:
+    def sampler(self, stop: threading.Event, reads: list[float]) -> None:
+        while not stop.wait(0.05):
+            t0 = time.perf_counter()
+            self.be.memory_info()
+            reads.append(time.perf_counter() - t0)
+
+    def once(self, holder: bool, download: bool, upload: bool, sampler: bool = False) -> dict[str, Any]:
         be = self.be
         be.synchronize()
         res: dict[str, Any] = {}
         threads = []
+        stop, reads = threading.Event(), list[float]()
+        if sampler:
+            threads.append(threading.Thread(target=self.sampler, args=(stop, reads)))
+            threads[-1].start()
         if holder:
             started = threading.Event()
             threads.append(threading.Thread(target=self.holder, args=(res, started, download)))
@@ -99,8 +121,11 @@ class Bench:
         out = be.stage(self.host, times=times)
         end = time.perf_counter()
         after = be.memory_info()
+        stop.set()
         for t in threads:
             t.join()
+        if reads:
+            res["sampler_max_read"] = max(reads)
         rows = [0, len(self.host) // 2, len(self.host) - 1]
         got = np.concatenate([be.to_host(out[r : r + 1]) for r in rows])
         if not np.array_equal(got, self.host[rows]):
@@ -167,7 +192,10 @@ def main() -> int:
                 before()
             rows.append(
                 bench.once(
-                    holder=name != "alone", download=name == "hold+download", upload=name == "hold+upload"
+                    holder=name != "alone",
+                    download=name == "hold+download",
+                    upload=name == "hold+upload",
+                    sampler=name.endswith("+sampler"),
                 )
             )
         stage = median(rows, "stage") or 0.0
@@ -176,11 +204,13 @@ def main() -> int:
         parts = {k: round(1e3 * statistics.median(r["parts"].get(k, 0.0) for r in rows), 1)
                  for k in sorted({k for r in rows for k in r["parts"]})}  # fmt: skip
         hold, after = median(rows, "hold"), median(rows, "end_after_hold")
+        slowest_read = max((r.get("sampler_max_read", 0.0) for r in rows), default=0.0)
         results[name] = {"runs": rows, "stage_ms": round(stage * 1e3, 1), "parts_ms": parts}
         print(
             f"{name:14s} {stage * 1e3:9.1f} {(stage / base if base else float('nan')):8.2f} "
             f"{(hold or float('nan')) * 1e3:8.1f} {(after or float('nan')) * 1e3:9.1f} "
-            f"{median(rows, 'mallocs'):8.0f} {median(rows, 'mallocs_full'):5.0f}  {parts}",
+            f"{median(rows, 'mallocs'):8.0f} {median(rows, 'mallocs_full'):5.0f}  {parts}"
+            + (f"  slowest memory_info {slowest_read * 1e3:.1f} ms" if slowest_read else ""),
             flush=True,
         )
     args.out.mkdir(parents=True, exist_ok=True)
