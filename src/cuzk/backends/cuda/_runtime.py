@@ -409,17 +409,6 @@ class CupyRuntime(Runtime):
         """The pool's bytes in use, less the kept staging blocks no array is using."""
         return int(self.pool.used_bytes()) - self._kept.idle_bytes()
 
-    def malloc_beside_kept(self, size: int) -> Any:
-        """A device region's allocator while staging.keep is on: the pool's, and on an
-        out-of-memory failure the idle kept blocks go back to the pool for one more try (the
-        pool's own retry cannot free blocks it counts as in use)."""
-        try:
-            return self.pool.malloc(size)
-        except self.cp.cuda.memory.OutOfMemoryError:
-            if not self._kept.release_idle():
-                raise
-            return self.pool.malloc(size)
-
     def held_bytes(self) -> dict[str, int]:
         """Device bytes the pools hold, live or cached: this runtime's and CuPy's default pool
         (which any CuPy call outside a device region allocates from)."""
@@ -524,14 +513,11 @@ class CupyRuntime(Runtime):
         full card cannot free them; at the card's edge that retry freed the staging's block and
         the holder's in turn, each free a wait for all queued device work (GPU_NOTES v39)."""
         nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-        block = None
-        if self.keep_staging and nbytes >= KEEP_MIN_BYTES:
-            try:
-                block = self._kept.take(nbytes, self.pool.malloc)
-            except self.cp.cuda.memory.OutOfMemoryError:
-                if not self._kept.release_idle():
-                    raise
-                block = self._kept.take(nbytes, self.pool.malloc)
+        block = (
+            self._kept.take(nbytes, self.pool.malloc)
+            if self.keep_staging and nbytes >= KEEP_MIN_BYTES
+            else None
+        )
         if block is None:
             return self.cp.empty(shape, dtype=dtype)
         owner = _Owner()  # lives as long as any array or view over the block
@@ -788,17 +774,6 @@ class _KeptBlocks:
         with self.lock:
             block.busy = False
 
-    def release_idle(self) -> int:
-        """Return the idle blocks to the pool (bytes released): what an allocation that found
-        the card or the budget full does before its last try, so kept blocks never cost an
-        out-of-memory failure."""
-        with self.lock:
-            idle = [b for b in self.blocks if not b.busy]
-            self.blocks = [b for b in self.blocks if b.busy]
-        released = sum(b.nbytes for b in idle)
-        idle.clear()  # their pointers dropped outside the lock: back to the pool's free blocks
-        return released
-
     def idle_bytes(self) -> int:
         with self.lock:
             return sum(b.nbytes for b in self.blocks if not b.busy)
@@ -897,8 +872,7 @@ class _DeviceRegion:
         rt.device.__enter__()
         if hasattr(rt, "compute"):  # allocations from this backend's pool, work on its stream
             try:
-                malloc = rt.malloc_beside_kept if rt.keep_staging else rt.pool.malloc
-                self._allocator = rt.cp.cuda.using_allocator(malloc)
+                self._allocator = rt.cp.cuda.using_allocator(rt.pool.malloc)
                 self._allocator.__enter__()
                 try:
                     rt.compute.__enter__()
