@@ -4,22 +4,28 @@
 
 In the engine at porep-32g a 4.3 GB witness staging took 1.5 s beside the other worker's hold
 and 0.2 s on an idle device, ending ~0.2 s after that hold each time (H100, 2026-12-07). Here
-one thread stages (`Backend.stage`, pinned, its parts timed) while another holds the device with
-a run of G1 MSMs over device scalars, in variants that each add one suspect:
+one thread stages (`Backend.stage`, pinned, its parts timed) while another holds the device,
+in variants that each add one suspect:
 
 - `alone`: no holder (the baseline of every ratio);
-- `hold`: the holder's kernels only (the copy engine and memory shared with them);
+- `hold`: a run of G1 MSMs over device scalars (each MSM waits on the host for its counts and
+  its result);
 - `hold+upload`: a third thread uploads 1 GB with `to_device`, ordered on the compute stream
   (the finalizer's G2 scalars);
 - `hold+download`: the holder ends with a 4.3 GB `to_host`;
 - `edge`: the card nearly full, with the pool's free blocks cached in the compute stream's
   arena: the staging's block (the upload stream's arena) then needs a cudaMalloc that fails, and
   CuPy frees the cached blocks (cudaFree waits for all queued device work) before it retries;
-- `edge+keep`: the same with `staging.keep` on (the staging's block kept by the runtime, out of
-  that retry's reach): the candidate fix, measured beside its cause;
 - `hold+sampler`, `edge+sampler`: `hold` and `edge` with a thread reading `memory_info` every
-  50 ms, as realsize_engine's sampler does: CuPy's `memGetInfo` keeps the GIL, so if the
-  driver call waits behind a cudaFree every Python thread waits with it.
+  50 ms, as realsize_engine's sampler does (CuPy's `memGetInfo` keeps the GIL);
+- `ntt`: the holder runs NTTs instead, queued with no host wait between them;
+- `ntt+sync`, `ntt+get`: the same NTTs with a host wait every `--ntt-wait-every` of them, a
+  stream synchronize or an 8-byte download: the holder's MSMs wait on the host like this, the
+  NTT phase of an engine hold does not.
+
+On an H100 (2026-12-07) the staging beside MSMs took the hold's length in every variant, the
+time in `enqueue` (queueing the copies on the upload stream), not in the pool; the last three
+variants tell whether the holder's host waits are what the enqueue waits for.
 
 Prints per variant the median of `--runs`: the staging's seconds and its parts, its ratio to
 `alone`, the hold's seconds, how long after the hold's end the staging ended, and the pool's
@@ -41,6 +47,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cuzk.algebra.constants import root_of_unity
 from cuzk.algebra.curves import G1
 from cuzk.backends.cuda import CudaBackend
 from gpu import make_bases, random_fr_device
@@ -51,35 +58,50 @@ VARIANTS = (
     "hold+upload",
     "hold+download",
     "edge",
-    "edge+keep",
     "hold+sampler",
     "edge+sampler",
+    "ntt",
+    "ntt+sync",
+    "ntt+get",
 )
 
 
 class Bench:
-    def __init__(self, log_n: int, stage_rows: int, hold_msms: int) -> None:
+    def __init__(self, log_n: int, stage_rows: int, hold_msms: int, hold_ntts: int, wait_every: int) -> None:
         self.be = be = CudaBackend(pinned_staging=True)
         self.cp: Any = be.rt.xp  # CuPy
         self.bases, _ = make_bases(be, G1, "g1", log_n, 1)
         self.scalars = random_fr_device(be, 1 << log_n, 2)
         be.msm(self.bases, self.scalars)  # kernels compiled, scratch cached
+        self.omega = root_of_unity(log_n)
+        be.ntt(self.scalars, self.omega)
         rng = np.random.default_rng(3)
         self.host = np.empty((stage_rows, 4), dtype=np.uint64)
         self.host[:] = rng.integers(0, 2**63, size=(1, 4), dtype=np.uint64)  # every page touched
         self.host[:, 0] = np.arange(stage_rows, dtype=np.uint64)  # each row its own
         self.upload_rows = np.ones((stage_rows // 4, 4), dtype=np.uint64)
-        self.hold_msms = hold_msms
+        self.hold_msms, self.hold_ntts, self.wait_every = hold_msms, hold_ntts, wait_every
         self._filler: Any = None  # the `edge` variant's hold on the rest of the card
 
-    def holder(self, out: dict[str, float], started: threading.Event, download: bool) -> None:
+    def holder(self, out: dict[str, float], started: threading.Event, download: bool, kind: str) -> None:
+        """MSMs (`kind` "msm"), or NTTs with no host wait ("ntt") or one every `wait_every` of
+        them ("ntt+sync": a stream synchronize, "ntt+get": an 8-byte download)."""
         be = self.be
         with be.activate():
             dev = self.cp.empty(self.host.shape, dtype=np.uint64) if download else None
             started.set()
             t0 = time.perf_counter()
-            for _ in range(self.hold_msms):
-                be.msm(self.bases, self.scalars)
+            if kind == "msm":
+                for _ in range(self.hold_msms):
+                    be.msm(self.bases, self.scalars)
+            else:
+                for k in range(1, self.hold_ntts + 1):
+                    y = be.ntt(self.scalars, self.omega)
+                    if k % self.wait_every == 0 and kind == "ntt+sync":
+                        be.synchronize()
+                    elif k % self.wait_every == 0 and kind == "ntt+get":
+                        be.to_host(y[:1, :1])
+                be.synchronize()
             if dev is not None:
                 be.to_host(dev)
             out["hold_end"] = time.perf_counter()
@@ -97,7 +119,9 @@ class Bench:
             self.be.memory_info()
             reads.append(time.perf_counter() - t0)
 
-    def once(self, holder: bool, download: bool, upload: bool, sampler: bool = False) -> dict[str, Any]:
+    def once(
+        self, holder: str | None, download: bool = False, upload: bool = False, sampler: bool = False
+    ) -> dict[str, Any]:
         be = self.be
         be.synchronize()
         res: dict[str, Any] = {}
@@ -108,7 +132,7 @@ class Bench:
             threads[-1].start()
         if holder:
             started = threading.Event()
-            threads.append(threading.Thread(target=self.holder, args=(res, started, download)))
+            threads.append(threading.Thread(target=self.holder, args=(res, started, download, holder)))
             threads[-1].start()
             started.wait()
             time.sleep(0.15)  # the holder's first kernels are queued (a benchmark, not a test)
@@ -171,6 +195,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--log-n", type=int, default=24, help="the holder's MSM size (2^n points)")
     ap.add_argument("--hold-msms", type=int, default=8, help="MSMs in one hold")
+    ap.add_argument("--hold-ntts", type=int, default=200, help="NTTs in one hold (the ntt variants)")
+    ap.add_argument("--ntt-wait-every", type=int, default=20, help="NTTs between host waits")
     ap.add_argument("--stage-rows", type=int, default=1 << 27, help="Fr rows staged (2^27: 4.3 GB)")
     ap.add_argument("--variants", default=",".join(VARIANTS))
     args = ap.parse_args()
@@ -178,21 +204,20 @@ def main() -> int:
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         ap.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
-    bench = Bench(args.log_n, args.stage_rows, args.hold_msms)
+    bench = Bench(args.log_n, args.stage_rows, args.hold_msms, args.hold_ntts, args.ntt_wait_every)
     results: dict[str, Any] = {"args": vars(args) | {"out": str(args.out)}, "device": bench.be.describe()}
     base = None
     print(f"{'variant':14s} {'stage ms':>9s} {'x alone':>8s} {'hold ms':>8s} {'end-hold':>9s} "
           f"{'mallocs':>8s} {'full':>5s}  parts (ms)")  # fmt: skip
     for name in variants:
         before: Callable[[], None] | None = bench.edge() if name.startswith("edge") else None
-        bench.be.rt.keep_staging = name.endswith("+keep")
         rows = []
         for _ in range(args.runs):
             if before is not None:
                 before()
             rows.append(
                 bench.once(
-                    holder=name != "alone",
+                    holder=None if name == "alone" else (name if name.startswith("ntt") else "msm"),
                     download=name == "hold+download",
                     upload=name == "hold+upload",
                     sampler=name.endswith("+sampler"),

@@ -27,7 +27,7 @@ def test_parse_and_resolve() -> None:
 @pytest.mark.parametrize(
     ("pair", "message"),
     [
-        ("nope=1", r"unknown toggle 'nope'; valid keys: staging\.pinned, staging\.keep, msm\.window\.h"),
+        ("nope=1", r"unknown toggle 'nope'; valid keys: staging\.pinned, msm\.window\.h"),
         ("staging.pinned", r"--set takes key=value"),
         ("staging.pinned=maybe", r"staging\.pinned: expected on or off"),
         ("msm.window.h=0", r"msm\.window\.h: expected auto or a window"),

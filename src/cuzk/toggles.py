@@ -82,16 +82,6 @@ TOGGLES: dict[str, Toggle] = {
             "the GPU work beside it: the 2^27 H MSM ran 8.7x slower beside a pageable 4.3 GB stage and 1.00x "
             "beside a pinned one (H100, 2026-12-07). Pinning is paid once per buffer; CUDA backend only.",
         ),
-        Toggle(
-            "staging.keep",
-            "bool",
-            False,
-            "stagings of 256 MiB or more (a unit's witness or a/b/c) reuse up to four device blocks the "
-            "runtime keeps, out of reach of CuPy's free-everything-and-retry on a full card. Expected "
-            "(docs/GPU_NOTES.md v39, not yet measured): a GPU worker's prepare beside the other's hold "
-            "1.5 s -> 0.2-0.3 s at porep-32g on an H100, where that retry's cudaFree waited for the hold; "
-            "costs the kept blocks' memory while idle. CUDA backend only.",
-        ),
         _window("h", "H query"),
         _window("l", "L query"),
         _window("a", "A query"),

@@ -62,10 +62,7 @@ class DeviceArray:
         self.stream = stream  # the stream current when it was allocated: its pool arena
 
     def __getitem__(self, index: Any) -> DeviceArray:
-        view = DeviceArray(self.arr[index])
-        if hasattr(self, "keep"):  # a view holds its base's memory, as in CuPy
-            view.keep = self.keep  # type: ignore[attr-defined]
-        return view
+        return DeviceArray(self.arr[index])
 
     def set(self, host: np.ndarray, stream: LaggingStream) -> None:
         dst = self.arr
@@ -236,86 +233,3 @@ def test_the_cpu_backend_joins_staged_pieces_into_its_own_copy() -> None:
     staged = CpuBackend().stage(a, b)
     assert np.array_equal(staged, np.concatenate([a, b]))
     assert not np.shares_memory(staged, a) and not np.shares_memory(staged, b)
-
-
-class _Device(contextlib.nullcontext):  # type: ignore[type-arg]
-    id = 0
-
-
-def _keeping_runtime(monkeypatch: pytest.MonkeyPatch, keep_min: int = 64) -> tuple[CupyRuntime, list[int]]:
-    """The fake runtime with `keep_staging` on, its pool handing out numbered host buffers;
-    returns it and the sizes the pool was asked for."""
-    from cuzk.backends.cuda import _runtime as R
-
-    monkeypatch.setattr(R, "KEEP_MIN_BYTES", keep_min)
-    rt = _runtime(chunk_bytes=4 * 32)
-    buffers: dict[int, np.ndarray] = {}
-    asked: list[int] = []
-
-    def malloc(n: int) -> SimpleNamespace:
-        asked.append(n)
-        buffers[len(buffers) + 1] = np.zeros(n, dtype=np.uint8)
-        return SimpleNamespace(ptr=len(buffers))
-
-    def over(shape: tuple[int, ...], dtype: Any, memptr: SimpleNamespace) -> DeviceArray:
-        raw = buffers[memptr.mem.ptr][: int(np.prod(shape)) * np.dtype(dtype).itemsize]
-        out = DeviceArray(raw.view(dtype).reshape(shape), LaggingStream.current[-1])
-        out.keep = memptr  # type: ignore[attr-defined]  # as CuPy's array holds its memory
-        return out
-
-    rt.cp.cuda.UnownedMemory = lambda ptr, size, owner, device_id: SimpleNamespace(ptr=ptr, owner=owner)
-    rt.cp.cuda.MemoryPointer = lambda mem, offset: SimpleNamespace(mem=mem)
-    rt.cp.ndarray = over
-    rt.pool = SimpleNamespace(malloc=malloc, used_bytes=lambda: sum(asked))
-    rt.device, rt.keep_staging, rt._kept = _Device(), True, R._KeptBlocks()
-    return rt, asked
-
-
-def test_a_kept_block_is_reused_once_its_array_is_dropped_and_not_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    """staging.keep (GPU_NOTES v39): large stagings land in blocks the runtime keeps from the pool,
-    so the pool's free-everything retry on a full card cannot free them. A block in use is never
-    handed out twice; dropped (with its views), it serves the next staging with no new allocation;
-    idle, it does not count as used."""
-    rt, asked = _keeping_runtime(monkeypatch)
-    rng = np.random.default_rng(8)
-    a, b, c = (rng.integers(0, 2**63, size=(11, 4), dtype=np.uint64) for _ in range(3))
-    first = rt.stage(a)
-    view = first[2:5]
-    second = rt.stage(b)  # the first block is in use: a second one
-    assert asked == [a.nbytes, b.nbytes]
-    assert np.array_equal(first.arr, a) and np.array_equal(second.arr, b)
-    del first
-    assert rt.used_bytes() == a.nbytes + b.nbytes  # the view still holds the first block
-    del view
-    assert rt.used_bytes() == b.nbytes  # idle: kept, not used
-    third = rt.stage(c)
-    assert asked == [a.nbytes, b.nbytes]  # the first block again, no new allocation
-    assert np.array_equal(third.arr, c) and np.array_equal(second.arr, b)
-    assert rt.used_bytes() == a.nbytes + b.nbytes
-
-
-def test_small_stagings_and_those_past_the_cap_take_the_pools_arena(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cuzk.backends.cuda import _runtime as R
-
-    rt, asked = _keeping_runtime(monkeypatch, keep_min=200)
-    rng = np.random.default_rng(9)
-    small = rng.integers(0, 2**63, size=(2, 4), dtype=np.uint64)  # 64 bytes: under the threshold
-    out = rt.stage(small)
-    assert asked == [] and not hasattr(out, "keep") and np.array_equal(out.arr, small)
-    big = [rng.integers(0, 2**63, size=(8, 4), dtype=np.uint64) for _ in range(R.KEEP_MAX_BLOCKS + 1)]
-    held = [rt.stage(x) for x in big]  # all alive: the cap's worth kept, the last from the arena
-    assert len(asked) == R.KEEP_MAX_BLOCKS and not hasattr(held[-1], "keep")
-    assert all(np.array_equal(h.arr, x) for h, x in zip(held, big, strict=True))
-
-
-def test_at_the_cap_an_idle_block_too_small_gives_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cuzk.backends.cuda import _runtime as R
-
-    rt, asked = _keeping_runtime(monkeypatch)
-    rng = np.random.default_rng(10)
-    held = [rt.stage(rng.integers(0, 2**63, size=(3, 4), dtype=np.uint64)) for _ in range(R.KEEP_MAX_BLOCKS)]
-    held.pop()  # one idle block of 96 bytes, the rest in use
-    bigger = rng.integers(0, 2**63, size=(9, 4), dtype=np.uint64)
-    out = rt.stage(bigger)
-    assert asked[-1] == bigger.nbytes and len(rt._kept.blocks) == R.KEEP_MAX_BLOCKS
-    assert hasattr(out, "keep") and np.array_equal(out.arr, bigger)

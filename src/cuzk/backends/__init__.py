@@ -49,11 +49,7 @@ _instances_lock = threading.Lock()
 
 #: Backend-level toggles (cuzk.toggles names) and the constructor setting each one becomes.
 #: The CPU backend has none: it ignores settings.
-SETTING_OF_TOGGLE = {
-    "staging.pinned": "pinned_staging",
-    "staging.keep": "keep_staging",
-    "msm.split": "msm_split",
-}
+SETTING_OF_TOGGLE = {"staging.pinned": "pinned_staging", "msm.split": "msm_split"}
 
 
 def backend_settings(values: Mapping[str, Any]) -> dict[str, Any]:

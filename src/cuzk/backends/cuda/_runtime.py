@@ -17,7 +17,6 @@ import functools
 import math
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,8 +65,6 @@ class Runtime:
     resident_bytes: int = 0
     #: uploads above 1 MiB go through page-locked staging buffers (a toggle; CuPy only acts on it)
     pinned_staging: bool = False
-    #: large stagings reuse device blocks the runtime keeps (staging.keep; CuPy only acts on it)
-    keep_staging: bool = False
 
     def launch(
         self,
@@ -202,15 +199,12 @@ class CupyRuntime(Runtime):
         memory_budget: int | None = None,
         pinned_staging: bool = False,
         staging_chunk_bytes: int = 64 << 20,
-        keep_staging: bool = False,
     ) -> None:
         import cupy
 
         self.cp = cupy
         self.xp = cupy
         self.pinned_staging = pinned_staging
-        self.keep_staging = keep_staging
-        self._kept = _KeptBlocks()
         self._chunk_bytes = staging_chunk_bytes
         # Two page-locked slots per use (upload, upload_chunks, stage). They outlive one upload,
         # and GPU workers share them: the event of a slot's last copy and the slot to use next
@@ -406,8 +400,7 @@ class CupyRuntime(Runtime):
 
     # --- memory -------------------------------------------------------------------------
     def used_bytes(self) -> int:
-        """The pool's bytes in use, less the kept staging blocks no array is using."""
-        return int(self.pool.used_bytes()) - self._kept.idle_bytes()
+        return int(self.pool.used_bytes())
 
     def held_bytes(self) -> dict[str, int]:
         """Device bytes the pools hold, live or cached: this runtime's and CuPy's default pool
@@ -494,7 +487,7 @@ class CupyRuntime(Runtime):
         # slots, the waits for a slot's last DMA, the queueing, the final wait
         clock = _Parts(times)
         with self.guard("staging upload"), self.upload_stream:
-            out = self._staging_array((sum(len(h) for h in hosts), *first.shape[1:]), first.dtype)
+            out = self.cp.empty((sum(len(h) for h in hosts), *first.shape[1:]), dtype=first.dtype)
             clock.lap("alloc")
             at = 0
             for h in hosts:  # each piece from where it lies (a hand-over's shared memory): no host join
@@ -503,27 +496,6 @@ class CupyRuntime(Runtime):
                 at += len(h)
             self.upload_stream.record().synchronize()
             clock.lap("drain")
-        return out
-
-    def _staging_array(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        """A staging's device array (the upload stream current): over a kept block where
-        `keep_staging` is on and the array is large, else from the upload stream's arena.
-
-        Kept blocks stay in use from the pool's view, so CuPy's free-everything-and-retry on a
-        full card cannot free them; at the card's edge that retry freed the staging's block and
-        the holder's in turn, each free a wait for all queued device work (GPU_NOTES v39)."""
-        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
-        block = (
-            self._kept.take(nbytes, self.pool.malloc)
-            if self.keep_staging and nbytes >= KEEP_MIN_BYTES
-            else None
-        )
-        if block is None:
-            return self.cp.empty(shape, dtype=dtype)
-        owner = _Owner()  # lives as long as any array or view over the block
-        mem = self.cp.cuda.UnownedMemory(block.ptr.ptr, block.nbytes, owner, self.device.id)
-        out = self.cp.ndarray(shape, dtype=dtype, memptr=self.cp.cuda.MemoryPointer(mem, 0))
-        weakref.finalize(owner, self._kept.give_back, block)
         return out
 
     def _copy_rows(
@@ -720,63 +692,6 @@ class _PreparedLaunch:
                 ctypes.addressof(self._kargs),
                 0,
             )
-
-
-#: Stagings of at least this many bytes take kept blocks (staging.keep): a unit's witness or
-#: a/b/c (4.3 GB each at porep-32g), not a WinningPoSt's (12 MB).
-KEEP_MIN_BYTES = 256 << 20
-#: Kept blocks at most; past it a staging takes the pool's arena as before.
-KEEP_MAX_BLOCKS = 4
-
-
-class _Owner:
-    """What a kept block's arrays hold: when the last goes, the block is free again."""
-
-    __slots__ = ("__weakref__",)
-
-
-class _KeptBlock:
-    __slots__ = ("busy", "nbytes", "ptr")
-
-    def __init__(self, ptr: Any, nbytes: int) -> None:
-        self.ptr, self.nbytes, self.busy = ptr, nbytes, False
-
-
-class _KeptBlocks:
-    """Device blocks for large stagings, kept from the pool (`CupyRuntime._staging_array`).
-
-    A free block is refilled at once, as the pool's arena would be: stage's contract is that
-    the caller drops a staged array only once no queued kernel reads it."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.blocks: list[_KeptBlock] = []
-
-    def take(self, nbytes: int, malloc: Callable[[int], Any]) -> _KeptBlock | None:
-        """The smallest free block of at least nbytes, else a new one (a free block too small
-        gives way at the cap), else None: every kept block is in use."""
-        with self.lock:
-            fits = [b for b in self.blocks if not b.busy and b.nbytes >= nbytes]
-            if fits:
-                block = min(fits, key=lambda b: b.nbytes)
-            else:
-                if len(self.blocks) >= KEEP_MAX_BLOCKS:
-                    idle = [b for b in self.blocks if not b.busy]
-                    if not idle:
-                        return None
-                    self.blocks.remove(min(idle, key=lambda b: b.nbytes))  # back to the pool
-                block = _KeptBlock(malloc(nbytes), nbytes)
-                self.blocks.append(block)
-            block.busy = True
-            return block
-
-    def give_back(self, block: _KeptBlock) -> None:
-        with self.lock:
-            block.busy = False
-
-    def idle_bytes(self) -> int:
-        with self.lock:
-            return sum(b.nbytes for b in self.blocks if not b.busy)
 
 
 class _PinnedSlots:

@@ -14,10 +14,7 @@ handles. Configuration (constructor arguments, else environment):
 - msm_split (on by default; measured in GPU_NOTES v30): an MSM over device scalars first classes them as 0, 1 or full; the ones are
   summed directly (no digits), the zeros skipped, and only the full scalars go through a tail
   Pippenger over an index map into the resident bases. Host scalars keep the chunked upload
-  pipeline (classing them would need the whole vector on the device before any work);
-- keep_staging (toggle staging.keep, off by default until measured; GPU_NOTES v39): stagings of
-  256 MiB or more reuse device blocks the runtime keeps, which CuPy's free-and-retry on a full
-  card cannot free (that retry's cudaFree waits for all queued device work).
+  pipeline (classing them would need the whole vector on the device before any work).
 
 Importing this module does not import CuPy; constructing a CudaBackend does.
 """
@@ -86,16 +83,13 @@ class CudaBackend(Backend):
         msm_chunks: int | None = None,
         msm_glv: bool = False,
         msm_split: bool = True,
-        keep_staging: bool = False,
         runtime: Runtime | None = None,
     ) -> None:
         self.device = device
         budget = device_budget(memory_budget) if memory_budget is not None else budget_from_env()
         pinned = config.get().cuda.pinned_staging if pinned_staging is None else pinned_staging
         if runtime is None:
-            runtime = CupyRuntime(
-                device=device, memory_budget=budget, pinned_staging=pinned, keep_staging=keep_staging
-            )
+            runtime = CupyRuntime(device=device, memory_budget=budget, pinned_staging=pinned)
         self.rt = runtime
         self.xp = runtime.xp
         chunks = msm_chunks if msm_chunks is not None else config.get().cuda.msm_chunks
