@@ -29,8 +29,9 @@ def check_resident_lifecycle(be: Backend, other: Backend, rng: np.random.Generat
     pts = curve.random(20, rng)
     before = be.memory_info()
     assert set(before) >= MEMORY_KEYS
-    extra = set(before) - MEMORY_KEYS  # per-pool holdings, where the backend has pools
-    assert all(k.endswith("_held") and isinstance(before[k], int) for k in extra), extra
+    extra = set(before) - MEMORY_KEYS  # per-pool holdings and allocation counts, where the backend has pools
+    pooled = {k for k in extra if k.endswith("_held")} | ({"mallocs", "mallocs_full"} & extra)
+    assert extra == pooled and all(isinstance(before[k], int) for k in extra), extra
     bases = be.load_bases(pts, group)  # type: ignore[arg-type]
     assert bases.nbytes == pts.nbytes
     assert be.memory_info()["resident"] == before["resident"] + pts.nbytes

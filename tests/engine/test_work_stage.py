@@ -36,9 +36,8 @@ def _part(seed: int, with_abc: bool, resident: work.Resident) -> SimpleNamespace
     abc = None
     if with_abc:
         full = np.concatenate([w.inputs, w.aux])
-        abc = tuple(
-            np.ascontiguousarray(v) for v in prover.evaluate(resident.srs, resident.srs.backend, full)
-        )
+        be = resident.srs.backend
+        abc = tuple(np.ascontiguousarray(be.to_host(v)) for v in prover.evaluate(resident.srs, be, full))
     return SimpleNamespace(inputs=w.inputs.copy(), aux=w.aux.copy(), abc=abc)
 
 
