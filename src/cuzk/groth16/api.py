@@ -8,6 +8,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
+import numpy as np
+
 from cuzk.backends.base import Backend
 from cuzk.errors import ParamsError
 from cuzk.groth16 import params_io
@@ -177,7 +179,8 @@ def resident_parameters(
             log.warning("no parameters for %s: generating a new key into residency", name)
             with tl.span("load_params", source="generated"):
                 say(f"generating parameters for {name} into residency")
-                gen = generate_queries(cs, backend, timeline=tl, progress=say)
+                g2_on_host = g2_backend is not None and g2_backend is not backend and g2_backend.xp is np
+                gen = generate_queries(cs, backend, timeline=tl, progress=say, g2_on_host=g2_on_host)
                 out: Path | None = None
                 if set_bytes(cs) <= CACHE_LIMIT_BYTES:
                     with tl.span("save_params", bytes=set_bytes(cs)):

@@ -75,6 +75,23 @@ def _fixed_base(backend: Backend, base: np.ndarray, scalars: Any, group: Group) 
     return pts.reshape(pts.shape[0], -1)
 
 
+#: Rows per device pass of a query whose home is the host (b_g2 with msm.g2_on=cpu): the
+#: device holds a pass's points, not the query's (wpost-32g's b_g2 is 23.7 GB, which failed
+#: its generation beside the G1 queries on an 80 GB H100, 2026-12-07).
+HOST_QUERY_CHUNK = 1 << 23
+
+
+def _fixed_base_to_host(backend: Backend, base: np.ndarray, scalars: Any, group: Group) -> np.ndarray:
+    """[s] base per scalar as (n, 2 width) host rows, made on the backend a pass at a time."""
+    n = scalars.shape[0]
+    width = (G1 if group == "g1" else G2).field.width
+    out = np.empty((n, 2 * width), dtype=np.uint64)
+    for lo in range(0, n, HOST_QUERY_CHUNK):
+        hi = min(n, lo + HOST_QUERY_CHUNK)
+        out[lo:hi] = backend.to_host(_fixed_base(backend, base, scalars[lo:hi], group))
+    return out
+
+
 def qap_at(cs: ConstraintMatrices, which: int, backend: Backend, lagrange: Any) -> Any:
     """M^T @ lagrange for M = A, B, C (which = 0, 1, 2): every variable's polynomial at tau.
 
@@ -119,17 +136,22 @@ def generate_queries(
     *,
     timeline: Timeline | None = None,
     progress: Progress | None = None,
+    g2_on_host: bool = False,
 ) -> GeneratedQueries:
     """Random parameters for the circuit, their queries left in the backend's memory; raises
     SetupError for degenerate circuits. Spans: lagrange, qap, scalars, fixed_base_<query>.
     Runs in the backend's device region: its gathers and checks allocate where the backend's
-    memory accounting sees them (and gives their cached blocks back when a later one needs them)."""
+    memory accounting sees them (and gives their cached blocks back when a later one needs them).
+    `g2_on_host`: b_g2 comes out as host rows (its MSM runs on the CPU), made a pass at a time,
+    so the device never holds the whole G2 query."""
     with backend.activate():
-        return _generate_queries(cs, backend, timeline or Timeline("setup"), progress or (lambda _msg: None))
+        return _generate_queries(
+            cs, backend, timeline or Timeline("setup"), progress or (lambda _msg: None), g2_on_host
+        )
 
 
 def _generate_queries(
-    cs: ConstraintMatrices, backend: Backend, tl: Timeline, say: Progress
+    cs: ConstraintMatrices, backend: Backend, tl: Timeline, say: Progress, g2_on_host: bool = False
 ) -> GeneratedQueries:
     xp = backend.xp
     dom = Domain.for_constraints(cs.num_constraints)
@@ -186,9 +208,11 @@ def _generate_queries(
         ("b_g1", g1, b_scalars, "g1"),
         ("b_g2", g2, b_scalars, "g2"),
     ):
+        to_host = g2_on_host and name == "b_g2"
         with tl.span(f"fixed_base_{name}", points=scalars.shape[0]):
-            say(f"{name}: {scalars.shape[0]} {group.upper()} points")
-            rows[name] = _fixed_base(backend, base, scalars, group)  # type: ignore[arg-type]
+            say(f"{name}: {scalars.shape[0]} {group.upper()} points" + (" (to the host)" if to_host else ""))
+            make = _fixed_base_to_host if to_host else _fixed_base
+            rows[name] = make(backend, base, scalars, group)  # type: ignore[arg-type]
             backend.synchronize()
     del h_scalars, l_scalars, a_scalars
     ic = backend.fixed_base_mul(g1, backend.to_host(ic_scalars), "g1")
