@@ -21,7 +21,9 @@ in variants that each add one suspect:
 - `ntt`: the holder runs NTTs instead, queued with no host wait between them;
 - `ntt+sync`, `ntt+get`: the same NTTs with a host wait every `--ntt-wait-every` of them, a
   stream synchronize or an 8-byte download: the holder's MSMs wait on the host like this, the
-  NTT phase of an engine hold does not.
+  NTT phase of an engine hold does not;
+- `ntt+eventget`: the download after an event recorded on the compute stream has completed
+  (the copy then finds no queued work): the candidate fix, if `ntt+get` is the slow one.
 
 On an H100 (2026-12-07) the staging beside MSMs took the hold's length in every variant, the
 time in `enqueue` (queueing the copies on the upload stream), not in the pool; the last three
@@ -63,6 +65,7 @@ VARIANTS = (
     "ntt",
     "ntt+sync",
     "ntt+get",
+    "ntt+eventget",
 )
 
 
@@ -85,7 +88,8 @@ class Bench:
 
     def holder(self, out: dict[str, float], started: threading.Event, download: bool, kind: str) -> None:
         """MSMs (`kind` "msm"), or NTTs with no host wait ("ntt") or one every `wait_every` of
-        them ("ntt+sync": a stream synchronize, "ntt+get": an 8-byte download)."""
+        them ("ntt+sync": a stream synchronize, "ntt+get": an 8-byte download, "ntt+eventget":
+        the same after an event's completion)."""
         be = self.be
         with be.activate():
             dev = self.cp.empty(self.host.shape, dtype=np.uint64) if download else None
@@ -100,6 +104,9 @@ class Bench:
                     if k % self.wait_every == 0 and kind == "ntt+sync":
                         be.synchronize()
                     elif k % self.wait_every == 0 and kind == "ntt+get":
+                        be.to_host(y[:1, :1])
+                    elif k % self.wait_every == 0 and kind == "ntt+eventget":
+                        be.rt.compute.record().synchronize()  # type: ignore[attr-defined]
                         be.to_host(y[:1, :1])
                 be.synchronize()
             if dev is not None:
