@@ -233,3 +233,50 @@ def test_the_cpu_backend_joins_staged_pieces_into_its_own_copy() -> None:
     staged = CpuBackend().stage(a, b)
     assert np.array_equal(staged, np.concatenate([a, b]))
     assert not np.shares_memory(staged, a) and not np.shares_memory(staged, b)
+
+
+def test_a_download_waits_for_the_queued_kernels_by_event_before_it_copies() -> None:
+    """A synchronous download that finds kernels queued ahead of it held the other worker's
+    staging copies until they were done (a 4.3 GB staging beside a run of MSMs took the hold's
+    length, H100 2026-12-07); the runtime waits for them by event first, so the copy itself
+    finds the compute stream drained."""
+    rt = _runtime(chunk_bytes=4 * 32)
+    rt.clock = SimpleNamespace(quiet=lambda: None)  # type: ignore[assignment]
+    ran: list[str] = []
+    rt.compute.queue.append(lambda: ran.append("kernel"))
+    drained: list[bool] = []
+
+    class Queued:
+        def get(self) -> np.ndarray:
+            drained.append(rt.compute.done == len(rt.compute.queue))
+            return np.arange(3)
+
+    assert np.array_equal(rt.to_host(Queued()), np.arange(3))
+    assert ran == ["kernel"] and drained == [True]
+
+
+def test_the_msms_host_counts_come_after_an_event_wait() -> None:
+    """The MSM's implicit downloads (flatnonzero reads its count to the host) settle first too:
+    the big-bucket ranges of each chunk and the split's class indices."""
+    from cuzk.backends.cuda import msm
+
+    order: list[str] = []
+
+    def flatnonzero(a: np.ndarray) -> np.ndarray:
+        order.append("count")
+        return np.flatnonzero(a)
+
+    rt = SimpleNamespace(
+        xp=SimpleNamespace(flatnonzero=flatnonzero, stack=np.stack, empty=np.empty),
+        settle=lambda: order.append("settle"),
+        to_host=np.asarray,
+        reserve=lambda n, what: None,
+        launch=lambda *a, **k: None,
+    )
+    counts = np.array([0, msm.BIG_ENTRIES + 1, 3], dtype=np.uint32)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint32)
+    big = msm._big_buckets(rt, counts, offsets)  # type: ignore[arg-type]
+    assert list(big.index) == [1] and order == ["settle", "count"]
+    order.clear()
+    msm.scalar_classes(rt, np.zeros((4, 4), dtype=np.uint64))  # type: ignore[arg-type]
+    assert order == ["settle", "count", "count"]

@@ -176,6 +176,11 @@ class Runtime:
     def synchronize(self) -> None:
         pass
 
+    def settle(self) -> None:
+        """Wait, by event, for the compute work queued so far: what a host read that the device
+        must answer (a download, a count) does first, so that the read itself finds nothing
+        queued (see CupyRuntime.settle)."""
+
     def to_host(self, a: Any) -> np.ndarray:
         """A device array's contents on the host (where the host waits for the device)."""
         return np.asarray(a)
@@ -549,11 +554,21 @@ class CupyRuntime(Runtime):
             self.compute.synchronize()
             self.upload_stream.synchronize()
 
+    def settle(self) -> None:
+        # A synchronous download that finds kernels queued ahead of it holds every other
+        # thread's copies until they are done: a staging beside a run of MSMs took the hold's
+        # length (1041 ms against 103 alone), beside NTTs with an 8-byte download every 20 of
+        # them 792 ms, and 165 ms when each download came after an event's completion (H100,
+        # 2026-12-07, benchmarks/staging_beside_hold.py). An event wait holds nothing.
+        with self.guard("settle"):
+            self.compute.record().synchronize()
+
     def to_host(self, a: Any) -> np.ndarray:
         if isinstance(a, np.ndarray):
             return a
         self.clock.quiet()
         with self.guard("download"):
+            self.settle()
             return np.asarray(a.get())
 
     def device_clock(self) -> contextlib.AbstractContextManager[list[tuple[float, float]] | None]:

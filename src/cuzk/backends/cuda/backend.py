@@ -384,6 +384,7 @@ class CudaBackend(Backend):
         rows = self._rows(bases, start, mask.shape[0])
         with self.rt.guard(f"sum_bases({bases.group})"):
             m = self.to_device(np.asarray(mask, dtype=np.bool_)) if isinstance(mask, np.ndarray) else mask
+            self.rt.settle()  # flatnonzero reads its count to the host (Runtime.settle)
             idx = self.xp.flatnonzero(m.astype(bool)).astype(np.int64)
             return _msm.masked_sum(self.rt, _curve(bases.group), rows, idx)
 

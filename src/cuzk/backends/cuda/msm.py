@@ -317,6 +317,7 @@ def _big_buckets(rt: Runtime, counts: Any, offsets: Any) -> BigBuckets:
     buckets: 856 ms against 633 for window 20, which has none; H200, 2026-12-02).
     """
     xp = rt.xp
+    rt.settle()  # flatnonzero reads its count to the host: only after the queued work (Runtime.settle)
     idx = xp.flatnonzero(counts > BIG_ENTRIES).astype(np.int64)
     rows = rt.to_host(xp.stack([idx, offsets[idx].astype(np.int64), offsets[idx + 1].astype(np.int64)]))
     return BigBuckets(index=rows[0], lo=rows[1], hi=rows[2])
@@ -373,6 +374,7 @@ def scalar_classes(rt: Runtime, scalars: Any) -> tuple[Any, Any]:
     cls = xp.empty(n, dtype=np.uint8)
     if n:
         rt.launch("fr", "msm_classes", n, (np.uint64(n), scalars, cls))
+    rt.settle()  # each flatnonzero reads its count to the host (Runtime.settle)
     return xp.flatnonzero(cls == 1), xp.flatnonzero(cls == 2)
 
 
