@@ -206,6 +206,26 @@ def test_replicated_topology_is_set_up_a_copy_at_a_time(where, cpu, request, tmp
     config.reload()
 
 
+@pytest.mark.parametrize("group", [1, 2, 3])
+def test_the_qap_of_a_replicated_topology_is_the_same_in_groups_of_copies(group, cpu, tmp_path, monkeypatch):
+    """qap_at runs the block over a group of copies per launch (wpost-32g has 2,349 copies):
+    groups of one, two (one group short) and all three copies give the full matrices' product."""
+    from cuzk import config
+    from cuzk.algebra.fields import FR
+    from cuzk.groth16 import setup
+
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))
+    config.reload()
+    topo = _small_porep().topology()
+    n_local = max(int(np.unique(np.asarray(u.indices)).shape[0]) for u in topo.unit)
+    monkeypatch.setattr(setup, "QAP_GROUP_ROWS", group * n_local)
+    lag = FR.random(topo.num_constraints, np.random.default_rng(4))
+    got = [setup.qap_at(topo, k, cpu, lag) for k in range(3)]
+    for k, m in enumerate((topo.A, topo.B, topo.C)):
+        assert np.array_equal(got[k], cpu.spmv_transposed(m, lag))
+    config.reload()
+
+
 def _gen(topo, be):
     gen = generate_queries(topo, be)
     return gen.vk, gen.rows

@@ -92,12 +92,20 @@ def _fixed_base_to_host(backend: Backend, base: np.ndarray, scalars: Any, group:
     return out
 
 
+#: Rows of a replicated block's per-copy products made at once in `qap_at` (copies x the
+#: block's columns): bounds the scratch of a group of copies to ~128 MiB of values.
+QAP_GROUP_ROWS = 1 << 22
+
+
 def qap_at(cs: ConstraintMatrices, which: int, backend: Backend, lagrange: Any) -> Any:
     """M^T @ lagrange for M = A, B, C (which = 0, 1, 2): every variable's polynomial at tau.
 
     A replicated topology (cuzk.r1cs.replicate: a head plus copies of one block, its variables
-    moved by a per-copy stride) is evaluated a copy at a time with the block's transpose,
-    made once: its full matrices (GiBs at real size) are never built.
+    moved by a per-copy stride) is evaluated with the block's transpose, made once, over a group
+    of copies at a time (`Backend.spmv_copies`: copy k reads the block's rows of lagrange moved
+    by k blocks): its full matrices (GiBs at real size) are never built, and a circuit of
+    thousands of small copies (wpost-32g: 2,349) takes a few launches per group, not several
+    per copy (88.9 s of its set-up on the H200, 2026-12-04, went to the copy-at-a-time loop).
     """
     if not hasattr(cs, "layout") or not hasattr(cs, "unit"):
         return backend.spmv_transposed((cs.A, cs.B, cs.C)[which], lagrange)
@@ -118,16 +126,48 @@ def qap_at(cs: ConstraintMatrices, which: int, backend: Backend, lagrange: Any) 
                        (unit.shape[0], int(cols.shape[0])))  # fmt: skip
     local_t = transpose(local)  # one block's transpose: the backend keeps it while this runs
     strides = lay.column_strides(cols)
-    for k in range(lay.copies):
-        lo = r0 + k * lay.unit_rows
-        part = backend.spmv(local_t, xp.ascontiguousarray(lagrange[lo : lo + lay.unit_rows]))
-        idx = backend.to_device(cols + k * strides)
-        out[idx] = backend.fr_add(out[idx], part)  # a copy's columns are distinct: no two writes meet
+    n_local = int(cols.shape[0])
+    if n_local:
+        rows = backend.to_device(r0 + np.arange(lay.unit_rows, dtype=np.int64))
+        row_strides = backend.to_device(np.full(lay.unit_rows, lay.unit_rows, dtype=np.int64))
+        moving = np.flatnonzero(strides != 0)  # a copy's own columns: no two copies share one
+        shared = np.flatnonzero(strides == 0)  # ONE and the head's columns: every copy adds in
+        d_moving, d_shared = backend.to_device(moving), backend.to_device(shared)
+        moved_cols, moved_strides = backend.to_device(cols[moving]), backend.to_device(strides[moving])
+        shared_sum = backend.to_device(np.zeros((shared.shape[0], 4), dtype=np.uint64))
+        group = max(1, min(lay.copies, QAP_GROUP_ROWS // n_local))
+        for k0 in range(0, lay.copies, group):
+            g = min(group, lay.copies - k0)
+            part = xp.empty((g * n_local, 4), dtype=np.uint64)
+            backend.spmv_copies(local_t, lagrange, rows + k0 * lay.unit_rows, row_strides, g, part)
+            part = part.reshape(g, n_local, 4)
+            if moving.shape[0]:
+                copy = (k0 + xp.arange(g, dtype=np.int64))[:, None]
+                idx = (moved_cols[None, :] + copy * moved_strides[None, :]).reshape(-1)
+                out[idx] = backend.fr_add(out[idx], xp.ascontiguousarray(part[:, d_moving].reshape(-1, 4)))
+            if shared.shape[0]:
+                shared_sum = backend.fr_add(shared_sum, _sum_copies(backend, part[:, d_shared]))
+        if shared.shape[0]:
+            idx = backend.to_device(cols[shared])
+            out[idx] = backend.fr_add(out[idx], shared_sum)
     if which == 0:  # bellperson's input rows: input i appears in A of row end + i
         end = r0 + lay.copies * lay.unit_rows
         ni = cs.num_inputs
         out[:ni] = backend.fr_add(out[:ni], xp.ascontiguousarray(lagrange[end : end + ni]))
     return out
+
+
+def _sum_copies(backend: Backend, parts: Any) -> Any:
+    """(g, n, 4) Fr values summed over the copies (axis 0) by halving: log2(g) additions."""
+    xp = backend.xp
+    parts = xp.ascontiguousarray(parts)
+    while parts.shape[0] > 1:
+        h = parts.shape[0] // 2
+        head = backend.fr_add(xp.ascontiguousarray(parts[:h].reshape(-1, 4)),
+                              xp.ascontiguousarray(parts[h : 2 * h].reshape(-1, 4)))  # fmt: skip
+        tail = parts[2 * h :]
+        parts = xp.concatenate([head.reshape(h, -1, 4), tail]) if tail.shape[0] else head.reshape(h, -1, 4)
+    return xp.ascontiguousarray(parts[0])
 
 
 def generate_queries(
