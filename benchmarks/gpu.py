@@ -513,8 +513,9 @@ def time_msm(
     h_copies: tuple[int, ...] = (),
     h_windows: tuple[int, ...] = (),
     beside_staging: bool = False,
+    h_chunk_caps: tuple[int, ...] = (),
 ) -> None:
-    wants_largest = split or h_copies or h_windows or beside_staging
+    wants_largest = split or h_copies or h_windows or beside_staging or h_chunk_caps
     split_sizes = (split_sizes or log_sizes) if group == "g1" and wants_largest else []
     largest = max(log_sizes + split_sizes)
     bases, logs = make_bases(be, curve, group, largest, seed=11 if group == "g1" else 12)
@@ -522,8 +523,8 @@ def time_msm(
         time_split(be, timer, bases, logs, split_sizes)
     if beside_staging:
         time_msm_beside_staging(be, timer, bases, max(split_sizes))
-    if h_copies or h_windows:
-        time_h_copies(be, timer, bases, max(split_sizes), h_copies, h_windows)
+    if h_copies or h_windows or h_chunk_caps:
+        time_h_copies(be, timer, bases, max(split_sizes), h_copies, h_windows, h_chunk_caps)
     for log_n in log_sizes:
         n = 1 << log_n
         if log_n in dlog_at:
@@ -636,16 +637,48 @@ def _assert_eq(got: np.ndarray, want: np.ndarray) -> None:
 
 
 def time_h_copies(
-    be: Any, timer: Timer, bases: Any, log_n: int, caps: tuple[int, ...], windows: tuple[int, ...] = ()
+    be: Any,
+    timer: Timer,
+    bases: Any,
+    log_n: int,
+    caps: tuple[int, ...],
+    windows: tuple[int, ...] = (),
+    chunk_caps: tuple[int, ...] = (),
 ) -> None:
     """The H query's MSM (full device scalars) over a few precomputed copies of its bases, what
-    fits beside the real set and one partition (docs/GPU_NOTES.md), against the plain MSM; and
-    the plain MSM in one chunk at other windows, which tells a copy's gain from its window's."""
+    fits beside the real set and one partition (docs/GPU_NOTES.md), against the plain MSM; the
+    plain MSM in one chunk at other windows, which tells a copy's gain from its window's; and
+    the plain MSM under other chunk caps (msm.chunk_cap: log2 points per chunk)."""
     n = 1 << log_n
     sc = random_fr_device(be, n, seed=600 + log_n)
     try:
         want = be.msm(bases, sc)
         plain = timer(partial(be.msm, bases, sc), reps=3)
+        default_cap = be.msm_max_chunk
+        for cap in chunk_caps:
+            be.msm_max_chunk = 1 << cap
+            try:
+                same = bool(G1.eq(be.msm(bases, sc)[None], want[None])[0])
+                RESULTS["checks"][f"msm h chunk cap {cap} 2^{log_n}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the default plan's MSM",
+                }
+                t = timer(partial(be.msm, bases, sc), reps=3)
+                row(
+                    "msm_g1_h_chunk_cap",
+                    f"2^{log_n}",
+                    t,
+                    chunk_cap=cap,
+                    chunks=-(-n // min(n, 1 << cap)),
+                    plain_ms=round(plain["ms"], 3),
+                    plain_cap=default_cap.bit_length() - 1,
+                    ratio_to_plain=round(t["ms"] / plain["ms"], 3),
+                    same_as_plain=same,
+                )
+            except DeviceMemoryError as exc:
+                log(f"h chunk cap {cap} 2^{log_n}: {exc}")
+            finally:
+                be.msm_max_chunk = default_cap
         for c in windows:  # a window given over device scalars plans one chunk (make_plan)
             same = bool(G1.eq(be.msm(bases, sc, window=c)[None], want[None])[0])
             RESULTS["checks"][f"msm h window {c} 2^{log_n}"] = {
@@ -1167,6 +1200,11 @@ def main() -> int:
         help="the H-query MSM at the largest split size alone and beside a staging thread, pageable and pinned",
     )
     ap.add_argument(
+        "--h-chunk-caps",
+        default="",
+        help="comma list of msm.chunk_cap values (log2 points per chunk): the H-query MSM under each, beside the default",
+    )
+    ap.add_argument(
         "--h-windows",
         default="",
         help="comma list of windows: the H-query MSM without copies, one chunk, beside the default plan",
@@ -1256,6 +1294,7 @@ def main() -> int:
                 h_copies=tuple(int(v) for v in args.h_copies.split(",") if v),
                 h_windows=tuple(int(v) for v in args.h_windows.split(",") if v),
                 beside_staging=args.beside_staging,
+                h_chunk_caps=tuple(int(v) for v in args.h_chunk_caps.split(",") if v),
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),

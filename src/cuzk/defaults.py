@@ -20,4 +20,5 @@ MSM_PRECOMPUTE = 1  # copies of each G1 base per loaded SRS (1: none)
 SPLIT_FINALIZE = True  # finalize.split
 PRESTAGE_UPLOADS = True  # upload.prestage
 G2_ON = "cpu"  # msm.g2_on: the reference's split
+MSM_CHUNK_CAP = 25  # msm.chunk_cap: log2 of the most points an MSM scatters per chunk
 ABC_ON = "auto"  # synthesis.abc_on: on the device with CUDA, in the worker on the CPU backend

@@ -97,6 +97,16 @@ TOGGLES: dict[str, Toggle] = {
             "MSM at 2^27 on a witness mix, 1.004 with all scalars full; CUDA backend only.",
         ),
         Toggle(
+            "msm.chunk_cap",
+            "int",
+            D.MSM_CHUNK_CAP,
+            "log2 of the most points a G1 MSM scatters per chunk (20..28). The 2^27 H MSM needs ~31 GB of "
+            "scratch in one chunk and 9.9 GB in four (25, the default, made for the 80 GB H100 beside the "
+            "47.5 GB real set); on a card with the room (the H200) 27 is expected to take 3-6% off msm_h "
+            "(one chunk ran 928 ms at window 20 on the H200; GPU_NOTES v41). CUDA backend only.",
+            minimum=20,
+        ),
+        Toggle(
             "msm.precompute",
             "copies",
             D.MSM_PRECOMPUTE,

@@ -99,5 +99,6 @@ def test_backend_level_toggles_become_constructor_settings() -> None:
     assert backends.backend_settings({"staging.pinned": True, "msm.window.h": 12}) == {"pinned_staging": True}
     assert backends.backend_settings({"msm.window.h": 12}) == {}
     assert backends.backend_settings({"msm.split": True}) == {"msm_split": True}
+    assert backends.backend_settings({"msm.chunk_cap": 27}) == {"msm_chunk_cap": 27}
     # the host has nothing to set: every CPU engine shares the one CPU backend of its device
     assert get_backend("cpu", settings={"pinned_staging": True}) is get_backend("cpu")

@@ -161,6 +161,28 @@ def test_chunks_hold_at_most_max_chunk_points():
     assert all(hi - lo <= M.MAX_CHUNK for lo, hi in M.make_plan(n, 20, 2).chunks)
 
 
+def test_the_chunk_cap_is_the_backends_setting_and_its_model_follows_it():
+    """msm.chunk_cap: on a card with the room (the H200 beside the real set) the 2^27 H MSM may
+    run in one chunk; the plan, and the scratch the engine's memory model asks the backend for,
+    follow the setting; a cap outside 20..28 is refused when the backend is made."""
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.backends.cuda._emulator import EmulatorRuntime
+    from cuzk.toggles import parse_settings
+
+    n = (1 << 27) - 1
+    assert len(M.make_plan(n, 20, max_chunk=1 << 27).chunks) == 1
+    assert len(M.make_plan(n, 20, max_chunk=1 << 24).chunks) == 8
+    wide = CudaBackend(runtime=EmulatorRuntime(), msm_chunk_cap=27)
+    default = CudaBackend(runtime=EmulatorRuntime())
+    assert default.msm_max_chunk == M.MAX_CHUNK and wide.msm_max_chunk == 1 << 27
+    assert wide.msm_scratch_bytes(n) > 25 * 10**9 > 15 * 10**9 > default.msm_scratch_bytes(n)
+    with pytest.raises(ValueError, match=r"20\.\.28"):
+        CudaBackend(runtime=EmulatorRuntime(), msm_chunk_cap=29)
+    assert parse_settings(["msm.chunk_cap=27"]) == {"msm.chunk_cap": 27}
+    with pytest.raises(UsageError, match=r"msm\.chunk_cap"):
+        parse_settings(["msm.chunk_cap=19"])
+
+
 def test_the_largest_msm_scratch_is_bounded_by_its_chunks():
     """The 2^27 H MSM's scratch (what `pippenger` reserves) near 10 GB in chunks, ~31 GB in one."""
     from dataclasses import replace

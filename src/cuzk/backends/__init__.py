@@ -49,7 +49,11 @@ _instances_lock = threading.Lock()
 
 #: Backend-level toggles (cuzk.toggles names) and the constructor setting each one becomes.
 #: The CPU backend has none: it ignores settings.
-SETTING_OF_TOGGLE = {"staging.pinned": "pinned_staging", "msm.split": "msm_split"}
+SETTING_OF_TOGGLE = {
+    "staging.pinned": "pinned_staging",
+    "msm.split": "msm_split",
+    "msm.chunk_cap": "msm_chunk_cap",
+}
 
 
 def backend_settings(values: Mapping[str, Any]) -> dict[str, Any]:

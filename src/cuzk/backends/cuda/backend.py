@@ -11,6 +11,8 @@ handles. Configuration (constructor arguments, else environment):
   reused page-locked buffers (their one-off pinning time is reported by describe() as
   pin_seconds). A pageable upload holds up the GPU work beside it (BENCHMARKS, 2026-12-07);
 - msm_chunks / CUZK_MSM_CHUNKS: scalar chunks overlapped with compute (default by size);
+- msm_chunk_cap (toggle msm.chunk_cap, default 25): log2 of the most points an MSM scatters per
+  chunk; a 2^27 MSM's scratch is ~31 GB in one chunk and 9.9 GB in four (msm.MAX_CHUNK);
 - msm_split (on by default; measured in GPU_NOTES v30): an MSM over device scalars first classes them as 0, 1 or full; the ones are
   summed directly (no digits), the zeros skipped, and only the full scalars go through a tail
   Pippenger over an index map into the resident bases. Host scalars keep the chunked upload
@@ -83,6 +85,7 @@ class CudaBackend(Backend):
         msm_chunks: int | None = None,
         msm_glv: bool = False,
         msm_split: bool = True,
+        msm_chunk_cap: int | None = None,
         runtime: Runtime | None = None,
     ) -> None:
         self.device = device
@@ -94,6 +97,11 @@ class CudaBackend(Backend):
         self.xp = runtime.xp
         chunks = msm_chunks if msm_chunks is not None else config.get().cuda.msm_chunks
         self.msm_chunks = int(chunks) if chunks else None
+        cap = _msm.MAX_CHUNK.bit_length() - 1 if msm_chunk_cap is None else int(msm_chunk_cap)
+        if not 20 <= cap <= 28:
+            raise ValueError(f"msm.chunk_cap is log2 of the points per MSM chunk, 20..28; got {cap}")
+        #: the most points an MSM scatters per chunk (scratch grows with it; msm.scratch_bytes)
+        self.msm_max_chunk = 1 << cap
         #: G1 MSMs split each scalar by the GLV endomorphism (msm.glv_table: the bases' table
         #: gains its phi image, built at the first such MSM and counted in extra_bytes)
         self.msm_glv = msm_glv
@@ -235,9 +243,10 @@ class CudaBackend(Backend):
 
     def msm_scratch_bytes(self, n: int) -> int:
         """The plan `msm` makes for n device scalars (the configured chunks; at most
-        msm.MAX_CHUNK points a chunk): its scratch, msm.scratch_bytes."""
+        msm_max_chunk points a chunk): its scratch, msm.scratch_bytes."""
         return _msm.scratch_bytes(
-            _msm.make_plan(max(1, n), None, self.msm_chunks), _msm.xyzz_words(_curve("g1"))
+            _msm.make_plan(max(1, n), None, self.msm_chunks, max_chunk=self.msm_max_chunk),
+            _msm.xyzz_words(_curve("g1")),
         )
 
     def precompute_cost(self, n: int, group: Group, copies: int) -> int:
@@ -324,15 +333,18 @@ class CudaBackend(Backend):
     ) -> tuple[Any, _msm.MsmPlan]:
         """The rows (plain, precomputed table or GLV table, from `start` on) and the plan of an
         n-scalar MSM over these bases."""
-        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=host)
+        cap = self.msm_max_chunk
+        plan = _msm.make_plan(n, window, self.msm_chunks, host_scalars=host, max_chunk=cap)
         if self.msm_glv and bases.group == "g1":
             table = self._glv_table(bases)
             c = bases.window if bases.copies > 1 else window
-            plan = _msm.make_plan(n, c, self.msm_chunks, host, copies=bases.copies, stride=bases.n, halves=2)
+            plan = _msm.make_plan(
+                n, c, self.msm_chunks, host, copies=bases.copies, stride=bases.n, halves=2, max_chunk=cap
+            )
             rows = table[start:]
         elif bases.table is not None and window in (None, bases.window):
             shared = _msm.make_plan(
-                n, bases.window, self.msm_chunks, host, copies=bases.copies, stride=bases.n
+                n, bases.window, self.msm_chunks, host, copies=bases.copies, stride=bases.n, max_chunk=cap
             )
             # the table's window suits its full n; a much smaller MSM over it may do better plain
             if window is not None or _msm.plan_cost(shared, host) <= _msm.plan_cost(plan, host):

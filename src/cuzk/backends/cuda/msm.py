@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from cuzk import defaults as D
 from cuzk.algebra import glv
 from cuzk.algebra._jit_curves import xyzz_to_jac
 from cuzk.algebra._jit_fields import f_load, f_store
@@ -48,7 +49,7 @@ MIN_CHUNK = 1 << 20
 #: porep-32g's 2^27 H MSM needed ~31 GB of scratch and failed beside the 47.5 GB resident set
 #: of an 80 GB card (H100, 2026-12-07); in 4 it needs 9.9 GB and ran 0.997 s there (median of
 #: 20 in the engine). The model puts 4 chunks at +3.4% of one at 2^27 (msm_cost).
-MAX_CHUNK = 1 << 25
+MAX_CHUNK = 1 << D.MSM_CHUNK_CAP
 
 
 def windows_for(c: int, halves: int = 1) -> int:
@@ -181,11 +182,13 @@ def make_plan(
     copies: int = 1,
     stride: int = 0,
     halves: int = 1,
+    max_chunk: int = MAX_CHUNK,
 ) -> MsmPlan:
     """The plan of an n-point MSM; with copies > 1, over a precomputed table of window `window`
     and `stride` rows per copy (the chunk count then minimizes the model for that table); with
     halves = 2, GLV-split scalars over a table whose copies [copies, 2 copies) are phi of the
-    first (`stride` rows each; the window then given or chosen by the model for split scalars)."""
+    first (`stride` rows each; the window then given or chosen by the model for split scalars).
+    Chunks hold at most `max_chunk` points (the backend's msm.chunk_cap)."""
     if halves not in (1, 2):
         raise ValueError(f"an MSM's scalars come whole (1) or GLV-split (2), got {halves} halves")
     if halves == 2 and (halves * copies * stride >= MAX_TABLE_ROWS or stride < n):
@@ -216,7 +219,7 @@ def make_plan(
         raise ValueError(f"MSM window must be between 2 and 24 bits, got {c}")
     W = windows_for(c, halves)
     B = 1 << (c - 1)
-    chunk = min(MAX_CHUNK, max(1, -(-n // k)))
+    chunk = min(max_chunk, max(1, -(-n // k)))
     if chunk * W * halves >= 1 << 32:
         raise ValueError(f"an MSM chunk of {chunk} points x {W * halves} windows overflows 32-bit offsets")
     # segments: about SEGMENT_THREADS threads (short serial chains), at least 1 bucket each
