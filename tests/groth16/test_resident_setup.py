@@ -275,3 +275,19 @@ def test_setup_and_proof_leave_cupy_default_pool_untouched(cpu):
     _prove_and_check(key, w, _publics(w))
     assert default.total_bytes() == before
     assert be.memory_info()["pool_held"] > 0
+
+
+def test_the_satisfaction_check_reads_its_verdict_through_to_host(emu, monkeypatch):
+    """The check after the matvec runs inside every hold, beside the other worker's staging: its
+    verdict comes to the host through `to_host`, whose read waits by event first on CUDA
+    (Runtime.settle), not through an implicit synchronous copy."""
+    from cuzk.algebra.fields import FR
+    from cuzk.groth16 import prover
+
+    reads = []
+    real = type(emu).to_host
+    monkeypatch.setattr(type(emu), "to_host", lambda self, a: reads.append(a) or real(self, a))
+    rng = np.random.default_rng(9)
+    a, b = (emu.to_device(FR.random(6, rng)) for _ in range(2))
+    prover._checked(None, emu, a, b, emu.fr_mul(a, b), "")
+    assert len(reads) == 1

@@ -170,7 +170,7 @@ def _checked(key: Any, be: Backend, a: Any, b: Any, c: Any, who: str) -> tuple[A
     """(a, b, c) once every row has a * b == c; else UnsatisfiedError naming the first bad row."""
     with be.activate():
         bad_rows = be.xp.any(be.fr_mul(a, b) != c, axis=1)
-        bad = bool(bad_rows.any())
+        bad = bool(be.to_host(bad_rows.any()))  # to_host: the read waits by event (Runtime.settle)
         i = int(be.xp.argmax(bad_rows)) if bad else -1
     if bad:
         name = key.constraint_name(i)
