@@ -79,6 +79,7 @@ def test_a_job_that_cannot_fit_the_card_fails_at_once_naming_the_numbers(monkeyp
         assert res.status is JobStatus.FAILED
         assert "BudgetExceededError" in res.error and "device 0's memory" in res.error
         assert f"{workers - 1} other GPU worker(s)" in res.error and "gpu.workers_per_device" in res.error
+        assert "msm.chunk_cap" in res.error  # the other setting that moves the unit's peak
         reason = stage.device_refusal("porep-tiny", 0, 1, ws, 0)
         assert reason is not None
         monkeypatch.setitem(engine.backends, 0, FakeCard(card + 1))

@@ -130,7 +130,8 @@ class Dispatcher(threading.Thread):
             f"{gib(srs)} + {gib(k * ws.device_peak)} while proving + {others} other GPU worker(s) x "
             f"{gib(k * ws.device_staged)} staged) but it has {gib(room)} ({gib(card)} less a "
             f"{gib(work.DEVICE_MARGIN_BYTES)} margin); use fewer GPU workers per device "
-            f"(gpu.workers_per_device), a smaller batch (batch.max_size), or msm.g2_on=cpu"
+            f"(gpu.workers_per_device), a smaller batch (batch.max_size), msm.g2_on=cpu, or a lower "
+            f"msm.chunk_cap (the MSM's scratch is part of the unit's peak)"
         )
 
 
