@@ -217,8 +217,8 @@ def main() -> int:
         t = time.perf_counter()  # warm-up: every synthesis worker loads its program, kernels compile
         sizes = {args.winning: 1, args.circuit: args.warmup_partitions}
         warm = [engine.submit(ProofRequest(circuit=c, seed=10**6, partitions=sizes[c])) for c in circuits]
-        for h in warm:
-            r = h.result()
+        for h in warm:  # bounded by the deadline: a call that runs out still says where it was
+            r = h.result(timeout=max(1.0, args.deadline_s - 15 - now()))
             if r.status is not JobStatus.COMPLETED:
                 raise RuntimeError(f"warm-up failed: {r.error}")
         RESULTS["warmup_s"] = round(time.perf_counter() - t, 2)
@@ -302,6 +302,7 @@ def main() -> int:
 
         traceback.print_exc()
         RESULTS["error"] = f"{type(exc).__name__}: {exc}"
+        RESULTS["jobs_in_flight_at_error"] = engine.status().as_dict()["jobs_in_flight"]
         status = 1
     finally:
         sampler.stop.set()
