@@ -514,8 +514,9 @@ def time_msm(
     h_windows: tuple[int, ...] = (),
     beside_staging: bool = False,
     h_chunk_caps: tuple[int, ...] = (),
+    h_accumulate_l: tuple[int, ...] = (),
 ) -> None:
-    wants_largest = split or h_copies or h_windows or beside_staging or h_chunk_caps
+    wants_largest = split or h_copies or h_windows or beside_staging or h_chunk_caps or h_accumulate_l
     split_sizes = (split_sizes or log_sizes) if group == "g1" and wants_largest else []
     largest = max(log_sizes + split_sizes)
     bases, logs = make_bases(be, curve, group, largest, seed=11 if group == "g1" else 12)
@@ -523,8 +524,8 @@ def time_msm(
         time_split(be, timer, bases, logs, split_sizes)
     if beside_staging:
         time_msm_beside_staging(be, timer, bases, max(split_sizes))
-    if h_copies or h_windows or h_chunk_caps:
-        time_h_copies(be, timer, bases, max(split_sizes), h_copies, h_windows, h_chunk_caps)
+    if h_copies or h_windows or h_chunk_caps or h_accumulate_l:
+        time_h_copies(be, timer, bases, max(split_sizes), h_copies, h_windows, h_chunk_caps, h_accumulate_l)
     for log_n in log_sizes:
         n = 1 << log_n
         if log_n in dlog_at:
@@ -644,11 +645,15 @@ def time_h_copies(
     caps: tuple[int, ...],
     windows: tuple[int, ...] = (),
     chunk_caps: tuple[int, ...] = (),
+    accumulate_l: tuple[int, ...] = (),
 ) -> None:
     """The H query's MSM (full device scalars) over a few precomputed copies of its bases, what
     fits beside the real set and one partition (docs/GPU_NOTES.md), against the plain MSM; the
     plain MSM in one chunk at other windows, which tells a copy's gain from its window's; and
-    the plain MSM under other chunk caps (msm.chunk_cap: log2 points per chunk)."""
+    the plain MSM under other chunk caps (msm.chunk_cap: log2 points per chunk) and with other
+    numbers of entries per accumulate thread (msm.ACCUMULATE_L: fewer partials to merge)."""
+    from cuzk.backends.cuda import msm as M
+
     n = 1 << log_n
     sc = random_fr_device(be, n, seed=600 + log_n)
     try:
@@ -679,6 +684,30 @@ def time_h_copies(
                 log(f"h chunk cap {cap} 2^{log_n}: {exc}")
             finally:
                 be.msm_max_chunk = default_cap
+        default_l = M.ACCUMULATE_L
+        for L in accumulate_l:
+            M.ACCUMULATE_L = L
+            try:
+                same = bool(G1.eq(be.msm(bases, sc)[None], want[None])[0])
+                RESULTS["checks"][f"msm h accumulate L {L} 2^{log_n}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the default plan's MSM",
+                }
+                t = timer(partial(be.msm, bases, sc), reps=3)
+                row(
+                    "msm_g1_h_accumulate_l",
+                    f"2^{log_n}",
+                    t,
+                    accumulate_l=L,
+                    plain_ms=round(plain["ms"], 3),
+                    plain_l=default_l,
+                    ratio_to_plain=round(t["ms"] / plain["ms"], 3),
+                    same_as_plain=same,
+                )
+            except DeviceMemoryError as exc:
+                log(f"h accumulate L {L} 2^{log_n}: {exc}")
+            finally:
+                M.ACCUMULATE_L = default_l
         for c in windows:  # a window given over device scalars plans one chunk (make_plan)
             same = bool(G1.eq(be.msm(bases, sc, window=c)[None], want[None])[0])
             RESULTS["checks"][f"msm h window {c} 2^{log_n}"] = {
@@ -1205,6 +1234,11 @@ def main() -> int:
         help="comma list of msm.chunk_cap values (log2 points per chunk): the H-query MSM under each, beside the default",
     )
     ap.add_argument(
+        "--h-accumulate-l",
+        default="",
+        help="comma list of entries per accumulate thread: the H-query MSM with each, beside the default 32",
+    )
+    ap.add_argument(
         "--h-windows",
         default="",
         help="comma list of windows: the H-query MSM without copies, one chunk, beside the default plan",
@@ -1295,6 +1329,7 @@ def main() -> int:
                 h_windows=tuple(int(v) for v in args.h_windows.split(",") if v),
                 beside_staging=args.beside_staging,
                 h_chunk_caps=tuple(int(v) for v in args.h_chunk_caps.split(",") if v),
+                h_accumulate_l=tuple(int(v) for v in args.h_accumulate_l.split(",") if v),
             ),
         ),
         ("msm2", lambda: time_msm(be, timer, G2, "g2", g2_sizes, [g2_sizes[0]], small=True)),

@@ -22,7 +22,7 @@ def test_the_emulated_benchmark_runs_and_checks(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "gpu.py"), "--emulate", "--out", str(tmp_path),
          "--skip", "checks,rate,msm2,spmv,tune", "--h-copies", "2", "--h-windows", "5,7",
-         "--beside-staging", "--h-chunk-caps", "6"],
+         "--beside-staging", "--h-chunk-caps", "6", "--h-accumulate-l", "4,64"],
         capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -42,6 +42,8 @@ def test_the_emulated_benchmark_runs_and_checks(tmp_path: Path) -> None:
     assert all(t["same_as_plain"] for t in h_rows)
     caps = [t for t in results["timings"] if t["kind"] == "msm_g1_h_chunk_cap"]
     assert [t["chunk_cap"] for t in caps] == [6] and caps[0]["chunks"] > 1 and caps[0]["same_as_plain"]
+    acc = [t for t in results["timings"] if t["kind"] == "msm_g1_h_accumulate_l"]
+    assert [t["accumulate_l"] for t in acc] == [4, 64] and all(t["same_as_plain"] for t in acc)
     beside = [t for t in results["timings"] if t["kind"] == "msm_g1_beside_staging"]
     assert [t["staging"] for t in beside] == ["none", "pageable", "pinned"]
     glv = [t for t in results["timings"] if t["kind"] == "msm_g1_glv"]
