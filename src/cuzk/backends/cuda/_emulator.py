@@ -43,7 +43,10 @@ def _build(name: str, cache: Path) -> Path:
     lib = cache / f"{name}-{digest}.so"
     if lib.exists():
         return lib
-    with tempfile.TemporaryDirectory() as tmp:
+    cache.mkdir(parents=True, exist_ok=True)
+    # built beside its final name and renamed over it: a process that finds `lib` never loads a
+    # half-copied file (a move from /tmp to another file system is a copy)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
         src = Path(tmp) / f"{name}.cpp"
         src.write_text(source)
         out = Path(tmp) / lib.name
@@ -53,7 +56,7 @@ def _build(name: str, cache: Path) -> Path:
             raise BackendUnavailableError(
                 f"building the emulator module {name} failed:\n{proc.stderr[-4000:]}"
             )
-        shutil.move(str(out), lib)
+        os.replace(out, lib)
     return lib
 
 
