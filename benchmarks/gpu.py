@@ -659,55 +659,37 @@ def time_h_copies(
     try:
         want = be.msm(bases, sc)
         plain = timer(partial(be.msm, bases, sc), reps=3)
-        default_cap = be.msm_max_chunk
+        sc_kept = sc  # the knobs' closure (the `del sc` below ends this function's own name)
+
+        def knob(
+            kind: str, label: str, apply: Callable[[], None], undo: Callable[[], None], **attrs: Any
+        ) -> None:
+            """The plain MSM of the same scalars with one module or backend setting changed."""
+            scalars = sc_kept
+            apply()
+            try:
+                same = bool(G1.eq(be.msm(bases, scalars)[None], want[None])[0])
+                RESULTS["checks"][f"msm h {label} 2^{log_n}"] = {
+                    "ok": same,
+                    "detail": "" if same else "differs from the default plan's MSM",
+                }
+                t = timer(partial(be.msm, bases, scalars), reps=3)
+                row(kind, f"2^{log_n}", t, **attrs, plain_ms=round(plain["ms"], 3),
+                    ratio_to_plain=round(t["ms"] / plain["ms"], 3), same_as_plain=same)  # fmt: skip
+            except DeviceMemoryError as exc:
+                log(f"h {label} 2^{log_n}: {exc}")
+            finally:
+                undo()
+
+        default_cap, default_l = be.msm_max_chunk, M.ACCUMULATE_L
         for cap in chunk_caps:
-            be.msm_max_chunk = 1 << cap
-            try:
-                same = bool(G1.eq(be.msm(bases, sc)[None], want[None])[0])
-                RESULTS["checks"][f"msm h chunk cap {cap} 2^{log_n}"] = {
-                    "ok": same,
-                    "detail": "" if same else "differs from the default plan's MSM",
-                }
-                t = timer(partial(be.msm, bases, sc), reps=3)
-                row(
-                    "msm_g1_h_chunk_cap",
-                    f"2^{log_n}",
-                    t,
-                    chunk_cap=cap,
-                    chunks=-(-n // min(n, 1 << cap)),
-                    plain_ms=round(plain["ms"], 3),
-                    plain_cap=default_cap.bit_length() - 1,
-                    ratio_to_plain=round(t["ms"] / plain["ms"], 3),
-                    same_as_plain=same,
-                )
-            except DeviceMemoryError as exc:
-                log(f"h chunk cap {cap} 2^{log_n}: {exc}")
-            finally:
-                be.msm_max_chunk = default_cap
-        default_l = M.ACCUMULATE_L
+            knob("msm_g1_h_chunk_cap", f"chunk cap {cap}",
+                 partial(setattr, be, "msm_max_chunk", 1 << cap), partial(setattr, be, "msm_max_chunk", default_cap),
+                 chunk_cap=cap, chunks=-(-n // min(n, 1 << cap)), plain_cap=default_cap.bit_length() - 1)  # fmt: skip
         for L in accumulate_l:
-            M.ACCUMULATE_L = L
-            try:
-                same = bool(G1.eq(be.msm(bases, sc)[None], want[None])[0])
-                RESULTS["checks"][f"msm h accumulate L {L} 2^{log_n}"] = {
-                    "ok": same,
-                    "detail": "" if same else "differs from the default plan's MSM",
-                }
-                t = timer(partial(be.msm, bases, sc), reps=3)
-                row(
-                    "msm_g1_h_accumulate_l",
-                    f"2^{log_n}",
-                    t,
-                    accumulate_l=L,
-                    plain_ms=round(plain["ms"], 3),
-                    plain_l=default_l,
-                    ratio_to_plain=round(t["ms"] / plain["ms"], 3),
-                    same_as_plain=same,
-                )
-            except DeviceMemoryError as exc:
-                log(f"h accumulate L {L} 2^{log_n}: {exc}")
-            finally:
-                M.ACCUMULATE_L = default_l
+            knob("msm_g1_h_accumulate_l", f"accumulate L {L}",
+                 partial(setattr, M, "ACCUMULATE_L", L), partial(setattr, M, "ACCUMULATE_L", default_l),
+                 accumulate_l=L, plain_l=default_l)  # fmt: skip
         for c in windows:  # a window given over device scalars plans one chunk (make_plan)
             same = bool(G1.eq(be.msm(bases, sc, window=c)[None], want[None])[0])
             RESULTS["checks"][f"msm h window {c} 2^{log_n}"] = {
