@@ -162,12 +162,10 @@ def _sum_copies(backend: Backend, parts: Any) -> Any:
     xp = backend.xp
     parts = xp.ascontiguousarray(parts)
     while parts.shape[0] > 1:
-        h = parts.shape[0] // 2
-        head = backend.fr_add(xp.ascontiguousarray(parts[:h].reshape(-1, 4)),
-                              xp.ascontiguousarray(parts[h : 2 * h].reshape(-1, 4)))  # fmt: skip
-        tail = parts[2 * h :]
-        parts = xp.concatenate([head.reshape(h, -1, 4), tail]) if tail.shape[0] else head.reshape(h, -1, 4)
-    return xp.ascontiguousarray(parts[0])
+        h = parts.shape[0] // 2  # pairs (j, j + h); an odd copy out rides along
+        summed = backend.fr_add(parts[:h].reshape(-1, 4), parts[h : 2 * h].reshape(-1, 4))
+        parts = xp.concatenate([summed.reshape(h, -1, 4), parts[2 * h :]])
+    return parts[0]
 
 
 def generate_queries(

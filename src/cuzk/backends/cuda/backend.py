@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from cuzk import config
+from cuzk import defaults as D
 from cuzk.algebra.curves import G1, G2, Curve
 from cuzk.algebra.fields import fr_mont
 from cuzk.backends.base import Backend, Bases, CsrMatrix, Group
@@ -97,7 +98,7 @@ class CudaBackend(Backend):
         self.xp = runtime.xp
         chunks = msm_chunks if msm_chunks is not None else config.get().cuda.msm_chunks
         self.msm_chunks = int(chunks) if chunks else None
-        cap = _msm.MAX_CHUNK.bit_length() - 1 if msm_chunk_cap is None else int(msm_chunk_cap)
+        cap = D.MSM_CHUNK_CAP if msm_chunk_cap is None else int(msm_chunk_cap)
         if not 20 <= cap <= 28:
             raise ValueError(f"msm.chunk_cap is log2 of the points per MSM chunk, 20..28; got {cap}")
         #: the most points an MSM scatters per chunk (scratch grows with it; msm.scratch_bytes)
