@@ -32,6 +32,7 @@ class Toggle:
     expected: str  # the effect we expect, written before measuring
     choices: tuple[str, ...] = ()
     minimum: int = 1
+    maximum: int | None = None
 
     def parse(self, text: str) -> Any:
         t = text.strip().lower()
@@ -49,11 +50,13 @@ class Toggle:
             return None
         if self.kind == "copies" and t in ("off", "full"):
             return 1 if t == "off" else FULL_COPIES
-        if not t.isdigit() or int(t) < self.minimum:
+        above = self.maximum is not None and t.isdigit() and int(t) > self.maximum
+        if not t.isdigit() or int(t) < self.minimum or above:
+            span = f">= {self.minimum}" if self.maximum is None else f"of {self.minimum}..{self.maximum}"
             what = {
                 "window": "auto or a window of 1..23 bits",
                 "copies": "off, full or a number of copies >= 1",
-            }.get(self.kind, f"an integer >= {self.minimum}")
+            }.get(self.kind, f"an integer {span}")
             raise UsageError(f"{self.key}: expected {what}, not {text!r}")
         value = int(t)
         if self.kind == "window" and value > 23:
@@ -105,6 +108,7 @@ TOGGLES: dict[str, Toggle] = {
             "47.5 GB real set); on a card with the room (the H200) 27 is expected to take 3-6% off msm_h "
             "(one chunk ran 928 ms at window 20 on the H200; GPU_NOTES v41). CUDA backend only.",
             minimum=20,
+            maximum=28,
         ),
         Toggle(
             "msm.precompute",

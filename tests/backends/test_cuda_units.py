@@ -179,8 +179,9 @@ def test_the_chunk_cap_is_the_backends_setting_and_its_model_follows_it():
     with pytest.raises(ValueError, match=r"20\.\.28"):
         CudaBackend(runtime=EmulatorRuntime(), msm_chunk_cap=29)
     assert parse_settings(["msm.chunk_cap=27"]) == {"msm.chunk_cap": 27}
-    with pytest.raises(UsageError, match=r"msm\.chunk_cap"):
-        parse_settings(["msm.chunk_cap=19"])
+    for bad in ("19", "29"):  # refused where the setting is read, with the range
+        with pytest.raises(UsageError, match=r"msm\.chunk_cap.*20\.\.28"):
+            parse_settings([f"msm.chunk_cap={bad}"])
 
 
 def test_the_largest_msm_scratch_is_bounded_by_its_chunks():
