@@ -25,8 +25,9 @@ def test_two_engines_merge_into_one_typed_status() -> None:
     with Engine(EngineConfig(backend="cpu", synthesis_workers=1)) as engine:
         one = engine_stats(engine)
     assert EngineStats.from_dict(one) == engine.status().__class__.from_dict(one)
+    two = {**one, "queues": {**one["queues"], "device_room": ["wpost-1"]}}  # a job parked on node-b
     merged = fleet_status(
-        {"node-a": one, "node-b": one, "node-c": None},
+        {"node-a": one, "node-b": two, "node-c": None},
         {"queued": 2, "counters": {"completed": 3}, "jobs_by_kind": {"porep": {"queued": 2, "running": 0}}},
     )
     st = EngineStats.from_dict(merged)
@@ -34,6 +35,7 @@ def test_two_engines_merge_into_one_typed_status() -> None:
     assert all(name.startswith(("node-a: ", "node-b: ")) for name in (d.name for d in st.devices.values()))
     assert st.jobs_by_kind["porep"].queued == 2 and st.counters["completed"] == 3
     assert st.memory.total == 2 * one["memory"]["total"]
+    assert st.queues.device_room == ["wpost-1"]
     msg = status_message(st, uptime=1.0)
     assert msg.total_proofs_completed == 3 and len(msg.gpus) == len(st.devices)
     assert status_json(_Front(st), started=0.0)["counters"]["total_completed"] == 3

@@ -488,3 +488,27 @@ def test_scheduler_many_pushers_and_dispatchers_lose_nothing() -> None:
         t.join()
     assert sorted(got) == sorted(f"p{p}-{i}" for p in range(pushers) for i in range(per))
     assert len(sched) == 0
+
+
+def test_scheduler_wake_with_an_event_returns_an_empty_batch_not_none(mk: Jobs) -> None:
+    sched = Scheduler(BatchCollector(max_batch_size=4, max_batch_wait_s=1e9), clock=FakeClock())
+    wake = threading.Event()
+    got: list[list | None] = []
+    waiting = threading.Event()
+
+    def dispatcher() -> None:
+        waiting.set()
+        got.append(sched.next_batch(wake=wake))
+
+    t = threading.Thread(target=dispatcher)
+    t.start()
+    waiting.wait()
+    sched.wake()  # a plain wake is not the dispatcher's event: it keeps waiting
+    wake.set()
+    sched.wake()
+    t.join()
+    assert got == [[]]  # [] means "look at your own work", None "closed"
+    sched.push(mk("a"))
+    sched.close()
+    assert [j.job_id for j in sched.next_batch(wake=wake) or []] == ["a"]  # a due batch comes first
+    assert sched.next_batch(wake=wake) is None  # closed and empty: None even with the event set

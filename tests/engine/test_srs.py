@@ -404,3 +404,21 @@ def test_a_load_waiting_for_memory_proceeds_when_a_lease_ends() -> None:
     t.join()
     assert got.is_set() and loader.unloads == ["a"]
     assert tiers(srs) == {"a": ("cold", 0, 0), "x": ("hot", 70, 0)} and budget.peak() <= 100
+
+
+def test_listeners_hear_of_an_entry_going_idle_or_giving_memory_back() -> None:
+    srs, _, _, clock = make(min_idle_s=10.0)
+    calls: list[str] = []
+    srs.add_listener(lambda: calls.append("changed"))
+    lease = srs.acquire("a")
+    with srs.acquire("a"):
+        pass
+    assert calls == []  # one lease still held: not idle
+    lease.release()
+    assert calls == ["changed"]
+    assert srs.evict("a", tier="warm") == (True, 40)
+    assert calls == ["changed"] * 2
+    srs.acquire("b").release()
+    assert srs.evict_idle(1) == 0 and calls == ["changed"] * 3  # too recent: nothing freed, no call
+    clock.now += 10.0
+    assert srs.evict_idle(1) == 30 and calls == ["changed"] * 4

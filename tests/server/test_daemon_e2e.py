@@ -151,6 +151,7 @@ def test_status_preload_evict_metrics(daemon: Daemon) -> None:
     text = stub.GetMetrics(pb.GetMetricsRequest()).prometheus_text
     for name in ("cuzk_proofs_completed_total", "cuzk_queue_depth", "cuzk_gpu_workers", "cuzk_phase_seconds"):
         assert f"# TYPE {name}" in text
+    assert 'cuzk_stage_queue_depth{stage="device_room"} 0.0' in text  # jobs parked for room on a card
 
 
 def _waiting(stub: pb_grpc.ProvingEngineStub) -> int:

@@ -44,7 +44,8 @@ def fleet_status(engines: Mapping[str, Mapping[str, Any] | None], front: Mapping
     per_device: dict[int, float] = {}
     seconds: dict[int, float] = {}
     memory = {"total": 0, "used": 0, "available": 0, "peak": 0, "waiters": 0}
-    queues = {"intake": int(front.get("queued", 0)), "synthesis": 0, "finalize": 0}
+    queues: dict[str, Any] = {"intake": int(front.get("queued", 0)), "synthesis": 0, "finalize": 0}
+    queues["device_room"] = []
     synth: dict[str, Any] = {"workers": 0, "busy": 0, "pids": []}
     ordinal = 0
     for eid, st in engines.items():
@@ -67,6 +68,7 @@ def fleet_status(engines: Mapping[str, Mapping[str, Any] | None], front: Mapping
         queues["intake"] += int(q.get("intake", 0))
         queues["synthesis"] += int(q.get("synthesis", 0))
         queues["finalize"] += int(q.get("finalize", 0))
+        queues["device_room"] += list(q.get("device_room", []))
         for d, n in q.get("gpu", {}).items():
             gpu_q[local.get(int(d), int(d))] = int(n)
         busy = st.get("gpu_busy", {})

@@ -153,6 +153,7 @@ class Engine:
     def cancel(self, job_id: str) -> bool:
         """Cancel a queued or running job; False if it had already finished."""
         done: bool = self.core.call(ev.Cancelled(job_id))
+        self.dispatcher.wake()  # a parked batch of it is dropped now
         return done
 
     def preload(self, circuit: str, *, params_dir: str | None = None) -> dict[int, tuple[bool, float]]:
@@ -186,6 +187,7 @@ class Engine:
                 synthesis=view.synthesis_queued,
                 gpu={d: len(q) for d, q in self.gpu_queues.items()},
                 finalize=len(self.finalize_queue),
+                device_room=self.dispatcher.parked,
             ),
             synthesis_workers=SynthesisStats(
                 workers=self.config.synthesis_workers,
@@ -268,6 +270,7 @@ class Engine:
         if not wait:
             for job_id in pending:
                 self.core.call(ev.Cancelled(job_id, JobStatus.CANCELLED, "cancelled: the engine shut down"))
+            self.dispatcher.wake()
         self.scheduler.close()
         self.dispatcher.join()
         self.core.wait_idle()

@@ -231,8 +231,11 @@ class Scheduler:
         with self._cond:
             return self._collector.remove(job_id)
 
-    def next_batch(self, timeout: float | None = None) -> list[Schedulable] | None:
-        """The next batch to dispatch, waiting for one; None on timeout or once closed and empty."""
+    def next_batch(
+        self, timeout: float | None = None, *, wake: threading.Event | None = None
+    ) -> list[Schedulable] | None:
+        """The next batch to dispatch, waiting for one; None on timeout or once closed and empty;
+        [] when `wake` is set (with `wake()` after setting it) before a batch is due."""
         with self._cond:
             start = self._clock()
             while True:
@@ -242,6 +245,8 @@ class Scheduler:
                     return batches[0]
                 if self._closed:
                     return None
+                if wake is not None and wake.is_set():
+                    return []
                 waits = []
                 deadline = self._collector.next_deadline()
                 if deadline is not None:

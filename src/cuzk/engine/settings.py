@@ -46,10 +46,11 @@ class EngineHooks:
     """
 
     POINTS = ("dispatched", "before_synth", "synth_hold", "after_synth", "before_gpu", "after_gpu",
-              "before_finalize")  # fmt: skip
+              "before_finalize", "parked")  # fmt: skip
     # dispatched: the job's batch is queued for synthesis (called for each of its partitions);
     # synth_hold: may return a folder for SynthTask.hold (the worker blocks there: kill tests);
-    # after_synth: the partition's witness is handed to the GPU stage.
+    # after_synth: the partition's witness is handed to the GPU stage;
+    # parked: the job's batch waits for room on its device (partition 0; see Dispatcher).
 
     def __init__(self, **hooks: Callable[[str, int], Any]) -> None:
         self._hooks: dict[str, Callable[[str, int], Any]] = {}

@@ -140,8 +140,18 @@ class SrsManager:
         self.warm_capable = callable(getattr(loader, "load_host", None)) and callable(
             getattr(loader, "drop_host", None)
         )
+        self._listeners: list[Callable[[], None]] = []
         if budget.evictor is None:
             budget.set_evictor(self.evict_idle)
+
+    def add_listener(self, fn: Callable[[], None]) -> None:
+        """Call `fn` (no lock held) whenever an entry becomes idle or gives memory back: what a
+        stage waiting for room on a device (the dispatcher's parked batches) waits for."""
+        self._listeners.append(fn)
+
+    def _changed(self) -> None:
+        for fn in self._listeners:
+            fn()
 
     def register(self, key: Hashable) -> None:
         """Make `key` known (a cold entry in `status()`) without loading it."""
@@ -258,6 +268,7 @@ class SrsManager:
             idle = lease._entry.ref_count == 0
         if idle:
             self._budget.wake()  # a reserve waiting for memory may evict this entry now
+            self._changed()
 
     def preload(self, key: Hashable, *, tier: str = "hot") -> tuple[bool, float]:
         """Bring `key` to `tier` ("hot", or "warm": the host copy only) if it is not there;
@@ -294,7 +305,8 @@ class SrsManager:
             freed = self._unload_hot(entry) if entry.hot else 0
             if tier == "cold":
                 freed += self._drop_host(entry)
-            return True, freed
+        self._changed()
+        return True, freed
 
     def evict_idle(self, needed: int) -> int:
         """The budget's evictor: free entries unused for >= min_idle_s, least recently used first
@@ -314,8 +326,10 @@ class SrsManager:
             for step in (self._unload_hot, self._drop_host):
                 for entry in idle:
                     if freed >= needed:
-                        return freed
+                        break
                     freed += step(entry)
+        if freed:
+            self._changed()
         return freed
 
     def _unload_hot(self, entry: _Entry) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +27,8 @@ from cuzk.engine.settings import EngineConfig, EngineHooks
 from cuzk.errors import BudgetExceededError, CuzkError, EngineError, JobCancelledError
 from cuzk.instrument import Span
 
+log = logging.getLogger("cuzk.engine")
+
 if TYPE_CHECKING:
     from cuzk.backends.base import Backend
     from cuzk.engine.core import EngineCore
@@ -35,10 +38,36 @@ if TYPE_CHECKING:
     from cuzk.engine.synth import SynthFailure, SynthPool, SynthResult
 
 
+@dataclasses.dataclass(eq=False)
+class _Parked:
+    """A batch that fits its device alone but not beside the other keys' sets in use there."""
+
+    jobs: list[Job]
+    device: int
+    ws: work.WorkingSet
+    srs_dev: int
+    seq: int
+    since: float
+    reported: str = ""  # why it waits (the last reason found)
+    logged: str = ""  # the last reason logged (each new one once)
+
+    @property
+    def priority(self) -> int:
+        return max(int(j.priority) for j in self.jobs)
+
+
 class Dispatcher(threading.Thread):
     """Takes batches from intake, picks the device with the shortest GPU queue, refuses what
     cannot fit (host budget, the card), leases the key's SRS there (loading it on demand) and
-    hands the batch to the core."""
+    hands the batch to the core.
+
+    On a GPU the card holds every key's resident set. A batch whose set fits the card alone but
+    not beside the other keys' sets there first evicts the idle ones (least recently used first,
+    down to their host copies); if sets in use still leave too little room the batch is parked
+    until their batches finish. While one is parked, batches of its priority or lower park
+    behind it (they would keep the busy sets leased and starve it); higher ones pass if they fit.
+    So a WindowPoSt set that cannot sit beside PoRep's waits for PoRep's dispatched partitions,
+    not for every PoRep sector queued after it, and a WinningPoSt still goes first."""
 
     def __init__(
         self, *, core: EngineCore, scheduler: Scheduler, config: EngineConfig, budget: MemoryBudget,
@@ -57,9 +86,34 @@ class Dispatcher(threading.Thread):
         self.on_device = on_device
         self.abc_on_worker = abc_on_worker
         self._turn = itertools.count()
+        self._parked: list[_Parked] = []  # by arrival; retried highest priority first (this thread's)
+        self._parked_ids: tuple[str, ...] = ()  # what `parked` shows other threads
+        self._park_seq = itertools.count()
+        self._wake = threading.Event()
+        srs.add_listener(self.wake)
+
+    def wake(self) -> None:
+        """Retry the parked batches (an SRS entry went idle or gave memory back, a job ended)."""
+        self._wake.set()
+        self.scheduler.wake()
+
+    @property
+    def parked(self) -> list[str]:
+        """Job ids of the batches waiting for room on their device, in the order they retry."""
+        return list(self._parked_ids)
+
+    def _parked_changed(self) -> None:
+        self._parked_ids = tuple(j.job_id for p in self._parked_order() for j in p.jobs)
 
     def run(self) -> None:
-        while (batch := self.scheduler.next_batch()) is not None:
+        while True:
+            self._wake.clear()
+            self._retry_parked()
+            batch = self.scheduler.next_batch(wake=self._wake)
+            if batch is None:
+                break
+            if not batch:
+                continue
             jobs: list[Job] = self.core.call(ev.Taken(tuple(j.job_id for j in batch), time.perf_counter()))
             if not jobs:
                 continue
@@ -67,6 +121,10 @@ class Dispatcher(threading.Thread):
                 self._dispatch(jobs)
             except Exception as exc:  # never lose a job to a stray error
                 self._fail(jobs, f"dispatch failed: {type(exc).__name__}: {exc}")
+        while self._parked:  # intake closed: the parked batches still get their turn
+            self._wake.wait()
+            self._wake.clear()
+            self._retry_parked()
 
     def _fail(self, jobs: list[Job], message: str) -> None:
         self.core.post(ev.JobsFailed(tuple(j.job_id for j in jobs), message))
@@ -86,6 +144,18 @@ class Dispatcher(threading.Thread):
         refused = self.device_refusal(circuit, device, len(jobs), ws, srs_dev)
         if refused:
             return self._fail(jobs, f"{BudgetExceededError.__name__}: {refused}")
+        p = _Parked(jobs, device, ws, srs_dev, next(self._park_seq), time.perf_counter())
+        ahead = [q for q in self._parked if q.device == device and q.priority >= p.priority]
+        if ahead:
+            p.reported = f"behind parked job(s) {', '.join(j.job_id for q in ahead for j in q.jobs)}"
+            self._park(p)
+        elif not self._place(p):
+            self._park(p)
+        return None
+
+    def _admit(self, jobs: list[Job], device: int, ws: work.WorkingSet, spans: tuple[Span, ...] = ()) -> None:
+        """Lease the key's SRS on `device` (loading it) and hand the batch to the core."""
+        circuit = jobs[0].key
         t0 = time.perf_counter()
         try:
             lease = self.srs.acquire(jobs[0].key_id.srs(device))
@@ -96,12 +166,135 @@ class Dispatcher(threading.Thread):
         span = Span("srs_load", t0, time.perf_counter(), attrs={"device": device, "circuit": circuit})
         # a hook set once the batch is queued (a test that waits for its feeder) is for later batches
         hook = self.hooks.has("dispatched")
-        self.core.call(ev.Dispatched(tuple(j.job_id for j in jobs), device, lease, ws, (span,)))
+        self.core.call(ev.Dispatched(tuple(j.job_id for j in jobs), device, lease, ws, (*spans, span)))
         if hook:
             for j in jobs:
                 for p in range(j.partitions):
                     self.hooks.call("dispatched", j.job_id, p)
-        return None
+
+    # --- room on the device beside the other keys' sets ---------------------------------------
+    def _parked_order(self) -> list[_Parked]:
+        return sorted(self._parked, key=lambda q: (-q.priority, q.seq))
+
+    def _park(self, p: _Parked) -> None:
+        self._parked.append(p)
+        self._parked_changed()
+        self._report(p)
+        for j in p.jobs:
+            self.hooks.call("parked", j.job_id, 0)
+
+    def _retry_parked(self) -> None:
+        """Admit parked batches in order while they fit; on each device the first that does not
+        holds the rest."""
+        blocked: set[int] = set()
+        for p in self._parked_order():
+            if p.device in blocked:
+                continue
+            live = [j for j in p.jobs if not j.finished]
+            if not live:  # every job ended (cancelled) while parked
+                self._parked.remove(p)
+                self._parked_changed()
+                continue
+            p.jobs = live
+            try:
+                placed = self._place(p)
+            except Exception as exc:
+                self._parked.remove(p)
+                self._parked_changed()
+                self._fail(p.jobs, f"dispatch failed: {type(exc).__name__}: {exc}")
+                continue
+            if not placed:
+                self._report(p)
+                blocked.add(p.device)
+                continue
+            self._parked.remove(p)
+            self._parked_changed()
+
+    def _place(self, p: _Parked) -> bool:
+        """Admit `p` if its device has room for it beside the other sets kept there, evicting
+        idle ones as needed; False (nothing admitted) if sets in use leave too little room."""
+        short, _ = self._shortfall(p)
+        if short > 0:
+            key = p.jobs[0].key_id.srs(p.device)
+            idle = self._idle_others(key, p.device)
+            backend = self.backends[p.device]
+            if short > sum(srs_footprint(self.config, e.key[0], backend)[1] for e in idle):
+                return False  # evicting them all would not do: evict none yet
+            for entry in idle:
+                try:
+                    self.srs.evict(entry.key, tier="warm")  # the host copy, if any, stays for a reload
+                except EngineError:  # leased or loading since we looked: not idle after all
+                    continue
+                short, _ = self._shortfall(p)
+                if short <= 0:
+                    break
+            if short > 0:
+                return False
+        waited: tuple[Span, ...] = ()
+        if p in self._parked:
+            attrs = {"device": p.device, "circuit": p.jobs[0].key, "waited_for": p.reported}
+            waited = (Span("device_room_wait", p.since, time.perf_counter(), attrs=attrs),)
+        self._admit(p.jobs, p.device, p.ws, waited)
+        return True
+
+    def _others(self, key: Any, device: int) -> list[Any]:
+        """The other keys' entries resident (or loading) on `device`."""
+        return [
+            e for e in self.srs.status()
+            if e.key != key and isinstance(e.key, tuple) and len(e.key) == 3 and e.key[1] == device
+            and (e.tier == "hot" or e.loading)
+        ]  # fmt: skip
+
+    def _idle_others(self, key: Any, device: int) -> list[Any]:
+        """The other keys' idle sets on `device`, least recently used first."""
+        idle = [
+            e for e in self._others(key, device) if e.ref_count == 0 and not e.loading and e.tier == "hot"
+        ]
+        return sorted(
+            idle, key=lambda e: -(e.last_used_s_ago if e.last_used_s_ago is not None else float("inf"))
+        )
+
+    def _shortfall(self, p: _Parked) -> tuple[int, str]:
+        """(bytes the device lacks for `p` beside the other sets resident there, why). Sets in use
+        count their own unit's peak too: only one unit runs its transforms at a time, so the
+        card holds the sets, the largest peak among the keys in use and the other GPU workers'
+        staged units."""
+        backend = self.backends[p.device]
+        mem = backend.memory_info()
+        card = int(mem.get("budget") or mem.get("total") or 0)
+        if not self.on_device or not card:
+            return 0, ""
+        key = p.jobs[0].key_id.srs(p.device)
+        k = len(p.jobs)
+        sets, peak, staged = p.srs_dev, k * p.ws.device_peak, k * p.ws.device_staged
+        parts = []
+        for e in self._others(key, p.device):
+            ref = e.key[0]
+            dev = srs_footprint(self.config, ref, backend)[1]
+            sets += dev
+            state = (
+                "loading" if e.loading else f"{e.ref_count} batch(es) in flight" if e.ref_count else "idle"
+            )
+            parts.append(f"{ref} {dev / 2**30:.1f} GiB ({state})")
+            if e.ref_count or e.loading:
+                ows = self.working_set(ref)
+                peak, staged = max(peak, ows.device_peak), max(staged, ows.device_staged)
+        need = sets + peak + (self.config.gpu_workers_per_device - 1) * staged
+        room = card - work.DEVICE_MARGIN_BYTES
+        why = (
+            f"device {p.device} needs {need / 2**30:.1f} GiB of {room / 2**30:.1f} GiB for {p.jobs[0].key} "
+            f"beside {', '.join(parts) or 'nothing'}"
+        )
+        return need - room, why
+
+    def _report(self, p: _Parked) -> None:
+        """Log why `p` waits, once per distinct reason (its span names the last one)."""
+        short, why = self._shortfall(p)
+        if short > 0:
+            p.reported = why
+        if p.reported != p.logged:
+            p.logged = p.reported
+            log.info("job(s) %s wait for room: %s", ",".join(j.job_id for j in p.jobs), p.reported)
 
     def working_set(self, circuit: str) -> work.WorkingSet:
         """One partition's bytes under this engine's settings (work.working_set's model)."""

@@ -31,12 +31,15 @@ def job_counts(
 
 @dataclass(frozen=True)
 class QueueStats:
-    """Items waiting per stage: jobs in intake, partitions waiting for synthesis, units per GPU queue."""
+    """Items waiting per stage: jobs in intake, partitions waiting for synthesis, units per GPU queue;
+    `device_room`: jobs taken from intake that wait for room beside other keys' sets on their
+    card (the dispatcher's parked batches, in the order they will go)."""
 
     intake: int
     synthesis: int
     gpu: dict[int, int]
     finalize: int
+    device_room: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -168,7 +168,7 @@ class _StatusCollector:
         )
         q = st.queues
         for stage, total in (("intake", q.intake), ("synthesis", q.synthesis), ("gpu", sum(q.gpu.values())),
-                             ("finalize", q.finalize)):  # fmt: skip
+                             ("finalize", q.finalize), ("device_room", len(q.device_room))):  # fmt: skip
             queues.add_metric([stage], float(total))
         yield queues
         busy = GaugeMetricFamily(
