@@ -66,8 +66,8 @@ class Dispatcher(threading.Thread):
     down to their host copies); if sets in use still leave too little room the batch is parked
     until their batches finish. While one is parked, batches of its priority or lower park
     behind it (they would keep the busy sets leased and starve it); higher ones pass if they fit.
-    So a WindowPoSt set that cannot sit beside PoRep's waits for PoRep's dispatched partitions,
-    not for every PoRep sector queued after it, and a WinningPoSt still goes first."""
+    So a WindowPoSt set that cannot sit beside PoRep's waits for the PoRep batches dispatched
+    before it, not for those submitted after it, and a WinningPoSt still goes first."""
 
     def __init__(
         self, *, core: EngineCore, scheduler: Scheduler, config: EngineConfig, budget: MemoryBudget,
