@@ -251,7 +251,8 @@ def test_status_reports_srs_queues_workers_memory_and_busy(engine):
     (entry,) = [e for e in st.srs if e.key == (CIRCUIT, 0, None)]
     assert entry.tier == "hot" and entry.ref_count == 0 and entry.size_bytes > 0
     assert entry.loads >= 1 and entry.load_seconds > 0
-    assert set(st.as_dict()["queues"]) == {"intake", "synthesis", "gpu", "finalize"}
+    assert set(st.as_dict()["queues"]) == {"intake", "synthesis", "gpu", "finalize", "device_room"}
+    assert st.queues.device_room == []  # nothing parked for room on a card
     assert st.memory.total == 1 << 30 and st.memory.peak >= st.memory.used > 0
     assert st.counters["completed"] >= 1
     assert 0 < st.gpu_busy.fraction <= 1
