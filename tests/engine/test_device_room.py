@@ -116,13 +116,21 @@ def test_a_high_job_waits_for_the_set_in_use_and_lower_ones_wait_behind_it(engin
     assert engine.wait_idle(WAIT)
 
 
-def test_a_parked_job_cancelled_ends_and_loads_nothing(engine, gate):
+def park_wpost(engine: Engine, gate: Gate, seed: int) -> tuple[Events, Any, Any]:
+    """porep-1 (seed) held at the GPU stage with its set leased, wpost (seed + 1) parked."""
     events = Events()
     engine.hooks.set("parked", events.hook("parked"))
-    porep1 = engine.submit(ProofRequest(circuit=POREP, seed=20, request_id="porep-1"))
+    porep1 = engine.submit(ProofRequest(circuit=POREP, seed=seed, request_id="porep-1"))
     assert gate.entered.wait(WAIT)
-    wpost = engine.submit(ProofRequest(circuit=WPOST, seed=21, request_id="wpost", priority=Priority.HIGH))
+    wpost = engine.submit(
+        ProofRequest(circuit=WPOST, seed=seed + 1, request_id="wpost", priority=Priority.HIGH)
+    )
     events.wait("parked", "wpost")
+    return events, porep1, wpost
+
+
+def test_a_parked_job_cancelled_ends_and_loads_nothing(engine, gate):
+    events, porep1, wpost = park_wpost(engine, gate, 20)
     assert engine.cancel("wpost")
     assert wpost.result(WAIT).status is JobStatus.CANCELLED
     done = threading.Event()
@@ -139,12 +147,7 @@ def test_a_parked_job_cancelled_ends_and_loads_nothing(engine, gate):
 
 
 def test_shutdown_finishes_a_parked_job(engine, gate):
-    events = Events()
-    engine.hooks.set("parked", events.hook("parked"))
-    porep1 = engine.submit(ProofRequest(circuit=POREP, seed=30, request_id="porep-1"))
-    assert gate.entered.wait(WAIT)
-    wpost = engine.submit(ProofRequest(circuit=WPOST, seed=31, request_id="wpost", priority=Priority.HIGH))
-    events.wait("parked", "wpost")
+    _, porep1, wpost = park_wpost(engine, gate, 30)
     closing = threading.Thread(target=engine.shutdown, kwargs={"wait": True})
     closing.start()
     while not engine.scheduler.closed:  # intake closed with wpost still parked
