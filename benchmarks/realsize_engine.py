@@ -167,6 +167,13 @@ def main() -> int:
     ap.add_argument("--deadline-s", type=float, default=560.0)
     ap.add_argument("--backend", default="cuda")
     ap.add_argument(
+        "--high",
+        default="",
+        help="a circuit whose one-partition HIGH job is submitted --high-at-s into the load (e.g. wpost-32g: "
+        "its set may not fit beside the load's, so it waits for room, docs/ENGINE.md)",
+    )
+    ap.add_argument("--high-at-s", type=float, default=10.0)
+    ap.add_argument(
         "--set",
         action="append",
         default=[],
@@ -242,6 +249,11 @@ def main() -> int:
         mallocs_before = backend.memory_info()
         sectors = [engine.submit(ProofRequest(circuit=args.circuit, seed=1000 * (j + 1), partitions=args.partitions,
                                               request_id=f"sector-{j}")) for j in range(args.sectors)]  # fmt: skip
+        high: list[Any] = []
+        if args.high:
+            timer = threading.Timer(args.high_at_s, lambda: high.append((time.perf_counter(), engine.submit(
+                ProofRequest(circuit=args.high, seed=7, priority=Priority.HIGH, request_id="high")))))  # fmt: skip
+            timer.start()
         probes: list[dict[str, Any]] = []
         for i in range(n_probes):
             if threading.Event().wait(args.probe_every_s) or now() > args.deadline_s - 60:
@@ -276,6 +288,20 @@ def main() -> int:
             say(
                 f"{r.request_id}: {r.status.value} at {done_at[-1]:.1f} s ({len(r.proofs)} proofs) {r.error or ''}"
             )
+        if args.high:
+            timer.join()
+            t_high, h = high[0]
+            r = h.result(timeout=max(1.0, args.deadline_s - 15 - now()))
+            span_s = {n: [round(x.seconds, 3) for x in r.timeline.spans if x.name == n]
+                      for n in ("device_room_wait", "srs_load")}  # fmt: skip
+            RESULTS["high_job"] = {
+                "circuit": args.high, "submitted_at_s": round(t_high - t_load, 1),
+                "latency_s": round(max((x.end for x in r.timeline.spans), default=t_high) - t_high, 2),
+                "status": r.status.value, "error": r.error, "phases": phase_table([r]), **span_s,
+            }  # fmt: skip
+            say(f"high job: {RESULTS['high_job']}")
+            if r.status is not JobStatus.COMPLETED:
+                status = 1
         ok = [r for r in results if r.status is JobStatus.COMPLETED]
         RESULTS["sectors_done_s"] = [round(x, 2) for x in done_at]
         RESULTS["sectors_completed"] = len(ok)
