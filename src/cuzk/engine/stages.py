@@ -198,13 +198,14 @@ class Dispatcher(threading.Thread):
             p.jobs = live
             try:
                 placed = self._place(p)
-            except Exception as exc:
+                if not placed:
+                    self._report(p)
+            except Exception as exc:  # never lose a parked job to a stray error either
                 self._parked.remove(p)
                 self._parked_changed()
                 self._fail(p.jobs, f"dispatch failed: {type(exc).__name__}: {exc}")
                 continue
             if not placed:
-                self._report(p)
                 blocked.add(p.device)
                 continue
             self._parked.remove(p)
