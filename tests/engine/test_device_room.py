@@ -1,8 +1,8 @@
 """Several keys' sets on one card (issue 34): a batch whose set fits the card alone but not beside
 the others there evicts the idle ones, or waits (parked) for the ones in use; batches of its
-priority or lower wait behind it, higher ones pass. On a real H200 porep-32g's set (47.6 GB)
-and wpost-32g's (69.3 GB) cannot both stay beside a unit; before this, the second set was
-loaded on top and the card ran out mid-load.
+priority or lower wait behind it, higher ones pass. At real size porep-32g's set (47.55 GB)
+and wpost-32g's (69.3 GB) fit an H200 beside a unit by only 3.4 GB by the model, and not an 80
+GB card or a larger MSM chunk; before this, a second set was loaded whether or not it fitted.
 
 The engine proves on the CPU here; its dispatcher is told it is on a GPU whose card is a
 FakeCard, with each circuit's device set sized by a patched `srs_footprint`."""
