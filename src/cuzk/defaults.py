@@ -21,4 +21,5 @@ SPLIT_FINALIZE = True  # finalize.split
 PRESTAGE_UPLOADS = True  # upload.prestage
 G2_ON = "cpu"  # msm.g2_on: the reference's split
 MSM_CHUNK_CAP = 25  # msm.chunk_cap: log2 of the most points an MSM scatters per chunk
+MSM_CHUNK_CAP_RANGE = (20, 28)  # the chunk caps the CUDA MSM plans for
 ABC_ON = "auto"  # synthesis.abc_on: on the device with CUDA, in the worker on the CPU backend

@@ -50,8 +50,8 @@ class Toggle:
             return None
         if self.kind == "copies" and t in ("off", "full"):
             return 1 if t == "off" else FULL_COPIES
-        above = self.maximum is not None and t.isdigit() and int(t) > self.maximum
-        if not t.isdigit() or int(t) < self.minimum or above:
+        top = float("inf") if self.maximum is None else self.maximum
+        if not t.isdigit() or not self.minimum <= int(t) <= top:
             span = f">= {self.minimum}" if self.maximum is None else f"of {self.minimum}..{self.maximum}"
             what = {
                 "window": "auto or a window of 1..23 bits",
@@ -103,12 +103,13 @@ TOGGLES: dict[str, Toggle] = {
             "msm.chunk_cap",
             "int",
             D.MSM_CHUNK_CAP,
-            "log2 of the most points a G1 MSM scatters per chunk (20..28). The 2^27 H MSM needs ~31 GB of "
+            f"log2 of the most points a G1 MSM scatters per chunk ({D.MSM_CHUNK_CAP_RANGE[0]}.."
+            f"{D.MSM_CHUNK_CAP_RANGE[1]}). The 2^27 H MSM needs ~31 GB of "
             "scratch in one chunk and 9.9 GB in four (25, the default, made for the 80 GB H100 beside the "
             "47.5 GB real set); on a card with the room (the H200) 27 is expected to take 3-6% off msm_h "
             "(one chunk ran 928 ms at window 20 on the H200; GPU_NOTES v41). CUDA backend only.",
-            minimum=20,
-            maximum=28,
+            minimum=D.MSM_CHUNK_CAP_RANGE[0],
+            maximum=D.MSM_CHUNK_CAP_RANGE[1],
         ),
         Toggle(
             "msm.precompute",

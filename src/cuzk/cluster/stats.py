@@ -44,8 +44,12 @@ def fleet_status(engines: Mapping[str, Mapping[str, Any] | None], front: Mapping
     per_device: dict[int, float] = {}
     seconds: dict[int, float] = {}
     memory = {"total": 0, "used": 0, "available": 0, "peak": 0, "waiters": 0}
-    queues: dict[str, Any] = {"intake": int(front.get("queued", 0)), "synthesis": 0, "finalize": 0}
-    queues["device_room"] = []
+    queues: dict[str, Any] = {
+        "intake": int(front.get("queued", 0)),
+        "synthesis": 0,
+        "finalize": 0,
+        "device_room": [],
+    }
     synth: dict[str, Any] = {"workers": 0, "busy": 0, "pids": []}
     ordinal = 0
     for eid, st in engines.items():

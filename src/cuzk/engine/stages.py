@@ -55,6 +55,11 @@ class _Parked:
     def priority(self) -> int:
         return max(int(j.priority) for j in self.jobs)
 
+    @property
+    def key(self) -> Any:
+        """Its SRS entry's key on its device."""
+        return self.jobs[0].key_id.srs(self.device)
+
 
 class Dispatcher(threading.Thread):
     """Takes batches from intake, picks the device with the shortest GPU queue, refuses what
@@ -213,23 +218,23 @@ class Dispatcher(threading.Thread):
 
     def _place(self, p: _Parked) -> bool:
         """Admit `p` if its device has room for it beside the other sets kept there, evicting
-        idle ones as needed; False (nothing admitted) if sets in use leave too little room."""
-        short, _ = self._shortfall(p)
+        idle ones as needed; False (nothing admitted, `p.reported` saying why) if sets in use
+        leave too little room."""
+        short, why = self._shortfall(p)
         if short > 0:
-            key = p.jobs[0].key_id.srs(p.device)
-            idle = self._idle_others(key, p.device)
             backend = self.backends[p.device]
-            if short > sum(srs_footprint(self.config, e.key[0], backend)[1] for e in idle):
-                return False  # evicting them all would not do: evict none yet
-            for entry in idle:
-                try:
-                    self.srs.evict(entry.key, tier="warm")  # the host copy, if any, stays for a reload
-                except EngineError:  # leased or loading since we looked: not idle after all
-                    continue
-                short, _ = self._shortfall(p)
-                if short <= 0:
-                    break
+            idle = [(e, srs_footprint(self.config, e.key[0], backend)[1]) for e in self._idle_others(p)]
+            if short <= sum(size for _, size in idle):  # else evicting them all would not do: none yet
+                for entry, size in idle:  # an idle set adds its bytes and no unit's peak
+                    try:
+                        self.srs.evict(entry.key, tier="warm")  # a host copy, if any, stays for a reload
+                    except EngineError:  # leased or loading since we looked: not idle after all
+                        continue
+                    short -= size
+                    if short <= 0:
+                        break
             if short > 0:
+                p.reported = why
                 return False
         waited: tuple[Span, ...] = ()
         if p in self._parked:
@@ -238,19 +243,17 @@ class Dispatcher(threading.Thread):
         self._admit(p.jobs, p.device, p.ws, waited)
         return True
 
-    def _others(self, key: Any, device: int) -> list[Any]:
-        """The other keys' entries resident (or loading) on `device`."""
+    def _others(self, p: _Parked) -> list[Any]:
+        """The other keys' entries resident (or loading) on `p`'s device."""
         return [
             e for e in self.srs.status()
-            if e.key != key and isinstance(e.key, tuple) and len(e.key) == 3 and e.key[1] == device
+            if e.key != p.key and isinstance(e.key, tuple) and len(e.key) == 3 and e.key[1] == p.device
             and (e.tier == "hot" or e.loading)
         ]  # fmt: skip
 
-    def _idle_others(self, key: Any, device: int) -> list[Any]:
-        """The other keys' idle sets on `device`, least recently used first."""
-        idle = [
-            e for e in self._others(key, device) if e.ref_count == 0 and not e.loading and e.tier == "hot"
-        ]
+    def _idle_others(self, p: _Parked) -> list[Any]:
+        """The other keys' idle sets on `p`'s device, least recently used first."""
+        idle = [e for e in self._others(p) if e.ref_count == 0 and not e.loading]
         return sorted(
             idle, key=lambda e: -(e.last_used_s_ago if e.last_used_s_ago is not None else float("inf"))
         )
@@ -260,16 +263,14 @@ class Dispatcher(threading.Thread):
         count their own unit's peak too: only one unit runs its transforms at a time, so the
         card holds the sets, the largest peak among the keys in use and the other GPU workers'
         staged units."""
-        backend = self.backends[p.device]
-        mem = backend.memory_info()
-        card = int(mem.get("budget") or mem.get("total") or 0)
-        if not self.on_device or not card:
+        card = self._card(p.device)
+        if not card:
             return 0, ""
-        key = p.jobs[0].key_id.srs(p.device)
+        backend = self.backends[p.device]
         k = len(p.jobs)
         sets, peak, staged = p.srs_dev, k * p.ws.device_peak, k * p.ws.device_staged
         parts = []
-        for e in self._others(key, p.device):
+        for e in self._others(p):
             ref = e.key[0]
             dev = srs_footprint(self.config, ref, backend)[1]
             sets += dev
@@ -290,9 +291,6 @@ class Dispatcher(threading.Thread):
 
     def _report(self, p: _Parked) -> None:
         """Log why `p` waits, once per distinct reason (its span names the last one)."""
-        short, why = self._shortfall(p)
-        if short > 0:
-            p.reported = why
         if p.reported != p.logged:
             p.logged = p.reported
             log.info("job(s) %s wait for room: %s", ",".join(j.job_id for j in p.jobs), p.reported)
@@ -303,14 +301,19 @@ class Dispatcher(threading.Thread):
                                 g2_on_cpu=self.config.g2_on_cpu,
                                 backend=self.backends[self.config.devices[0]])  # fmt: skip
 
+    def _card(self, device: int) -> int:
+        """The bytes `device` may use (its budget, else its size); 0 off a GPU or where the backend
+        reports none, so nothing is checked."""
+        if not self.on_device:
+            return 0
+        mem = self.backends[device].memory_info()
+        return int(mem.get("budget") or mem.get("total") or 0)
+
     def device_refusal(self, circuit: str, device: int, k: int, ws: work.WorkingSet, srs: int) -> str | None:
         """Why a batch of k jobs of `circuit` cannot fit on `device`, or None. Only one unit runs
         `start` at a time per device (the device lock), so the card must hold the SRS, one unit's
         peak and the other GPU workers' staged units; the backend would otherwise fail mid-run."""
-        if not self.on_device:
-            return None
-        mem = self.backends[device].memory_info()
-        card = int(mem.get("budget") or mem.get("total") or 0)
+        card = self._card(device)
         if not card:
             return None
         room = card - work.DEVICE_MARGIN_BYTES

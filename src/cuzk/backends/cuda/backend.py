@@ -99,8 +99,9 @@ class CudaBackend(Backend):
         chunks = msm_chunks if msm_chunks is not None else config.get().cuda.msm_chunks
         self.msm_chunks = int(chunks) if chunks else None
         cap = D.MSM_CHUNK_CAP if msm_chunk_cap is None else int(msm_chunk_cap)
-        if not 20 <= cap <= 28:
-            raise ValueError(f"msm.chunk_cap is log2 of the points per MSM chunk, 20..28; got {cap}")
+        lo, hi = D.MSM_CHUNK_CAP_RANGE
+        if not lo <= cap <= hi:
+            raise ValueError(f"msm.chunk_cap is log2 of the points per MSM chunk, {lo}..{hi}; got {cap}")
         #: the most points an MSM scatters per chunk (scratch grows with it; msm.scratch_bytes)
         self.msm_max_chunk = 1 << cap
         #: G1 MSMs split each scalar by the GLV endomorphism (msm.glv_table: the bases' table
