@@ -22,7 +22,7 @@ from cuzk.instrument import Timeline
 
 def measure(name: str, seed: int) -> tuple[int, int]:
     c, topo = work.circuit(name), work.topology(name)
-    resident = work.load_resident(name, "cpu", 0, g2_on_cpu=True, params_dir=None)
+    resident = work.load_resident(name, "cpu", 0, g2_on="cpu", params_dir=None)
     backend = work.cpu_backend()
     wit = c.witness(c.random_instance(seed))
     abc = prover.synthesize(topo, [wit], backend).abc[0]

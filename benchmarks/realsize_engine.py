@@ -199,7 +199,7 @@ def main() -> int:
         synthesis_workers=args.synthesis_workers,
         gpu_workers_per_device=args.gpu_workers,
         memory_budget=args.memory_budget,
-        g2_on_cpu=False,
+        g2_on="device",
         result_retention_s=3600,
     )
     cfg = cfg.with_settings(dict(kv.split("=", 1) for kv in args.set))

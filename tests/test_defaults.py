@@ -20,5 +20,5 @@ def test_the_engine_the_daemon_and_the_toggles_share_their_defaults() -> None:
     assert e.msm_precompute == d.msm_precompute == t["msm.precompute"] == D.MSM_PRECOMPUTE
     assert e.synthesis_workers == t["synthesis.workers"] == D.SYNTHESIS_WORKERS
     assert e.split_finalize == t["finalize.split"] and e.prestage_uploads == t["upload.prestage"]
-    assert e.g2_on_cpu == (t["msm.g2_on"] == "cpu") and t["synthesis.abc_on"] == D.ABC_ON
+    assert e.g2_on == t["msm.g2_on"] and t["synthesis.abc_on"] == D.ABC_ON
     assert e.abc_on_worker is None  # "auto": by backend

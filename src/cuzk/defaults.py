@@ -20,6 +20,7 @@ MSM_PRECOMPUTE = 1  # copies of each G1 base per loaded SRS (1: none)
 SPLIT_FINALIZE = True  # finalize.split
 PRESTAGE_UPLOADS = True  # upload.prestage
 G2_ON = "cpu"  # msm.g2_on: the reference's split
+G2_ON_CHOICES = ("cpu", "device", "stream")  # msm.g2_on's values (cuzk.toggles says what each does)
 MSM_CHUNK_CAP = 25  # msm.chunk_cap: log2 of the most points an MSM scatters per chunk
 MSM_CHUNK_CAP_RANGE = (20, 28)  # the chunk caps the CUDA MSM plans for
 ABC_ON = "auto"  # synthesis.abc_on: on the device with CUDA, in the worker on the CPU backend

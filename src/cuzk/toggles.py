@@ -126,8 +126,10 @@ TOGGLES: dict[str, Toggle] = {
             D.G2_ON,
             "where the B MSM on G2 runs: cpu keeps it off the device lock in the finalizer (the reference's "
             "split: the GPU takes the next partition ~1.7 s sooner there); device runs it in the kernel region, "
-            "faster per proof but serialized with the other MSMs.",
-            choices=("cpu", "device"),
+            "faster per proof but serialized with the other MSMs; stream runs it there too but keeps the G2 "
+            "query in host memory and streams it through the card in 2^23-point chunks (for a set whose G2 "
+            "query does not fit the card: wpost-32g on an 80 GB GPU).",
+            choices=D.G2_ON_CHOICES,
         ),
         Toggle(
             "synthesis.abc_on",

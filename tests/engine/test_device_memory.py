@@ -12,8 +12,8 @@ from cuzk.engine import Engine, EngineConfig, JobStatus, ProofRequest, work
 
 def test_the_gpu_model_keeps_the_transforms_off_the_host():
     cpu = work.working_set("porep-tiny")
-    gpu = work.working_set("porep-tiny", on_device=True, abc_on_worker=False, g2_on_cpu=False)
-    handed = work.working_set("porep-tiny", on_device=True, abc_on_worker=True, g2_on_cpu=True)
+    gpu = work.working_set("porep-tiny", on_device=True, abc_on_worker=False, g2_on="device")
+    handed = work.working_set("porep-tiny", on_device=True, abc_on_worker=True, g2_on="cpu")
     assert (cpu.device_staged, cpu.device_peak) == (0, 0)
     assert gpu.total < handed.total < cpu.total  # a/b/c handed over, then the G2 scalars, add host bytes
     assert 0 < gpu.device_staged < handed.device_staged < gpu.device_peak
@@ -84,3 +84,31 @@ def test_a_job_that_cannot_fit_the_card_fails_at_once_naming_the_numbers(monkeyp
         assert reason is not None
         monkeypatch.setitem(engine.backends, 0, FakeCard(card + 1))
         assert stage.device_refusal("porep-tiny", 0, 1, ws, 0) is None  # exactly fits
+
+
+class StreamBackend:
+    """A backend whose streamed twin plans 1 GB for a G2 MSM (chunks and scratch) and no G1 scratch."""
+
+    def streamed(self) -> StreamBackend:
+        return self
+
+    def msm_scratch_bytes(self, n: int, group: str = "g1") -> int:
+        return 10**9 if group == "g2" else 0
+
+
+def test_a_streamed_g2_msm_is_a_phase_of_the_device_peak_and_its_query_stays_on_the_host():
+    """msm.g2_on=stream: the witness, the B scalars and the twin's chunks are on the card at once
+    (the larger phase for a tiny circuit); the G2 query's bytes are the host's, as with cpu."""
+    topo = work.topology("porep-tiny")
+    cols = topo.num_inputs + topo.num_aux
+    b = work.Densities.of(topo).b_size
+    be = StreamBackend()
+    streamed = work.working_set("porep-tiny", on_device=True, abc_on_worker=False, g2_on="stream", backend=be)  # type: ignore[arg-type]
+    device = work.working_set("porep-tiny", on_device=True, abc_on_worker=False, g2_on="device", backend=be)  # type: ignore[arg-type]
+    assert streamed.device_peak == (cols + b) * work.FR_BYTES + 10**9 + work._FIXED_BYTES > device.device_peak
+    assert streamed.total == device.total  # the B scalars stay on the card: no host copy kept
+    total = work.srs_bytes("porep-tiny")
+    g2 = b * work.G2_BYTES
+    assert work.srs_split("porep-tiny", total, on_device=True, g2_on="stream") == (g2, total - g2)
+    assert work.srs_split("porep-tiny", total, on_device=True, g2_on="cpu") == (g2, total - g2)
+    assert work.srs_split("porep-tiny", total, on_device=True, g2_on="device") == (0, total)

@@ -342,8 +342,11 @@ def test_config_is_validated():
         EngineConfig().with_settings({"max_batch": "2"})
     with pytest.raises(UsageError, match="max_batch_size must be an integer"):
         EngineConfig().with_settings({"max_batch_size": "two"})
-    cfg = EngineConfig().with_settings({"max_batch_size": "2", "devices": "0,1", "g2_on_cpu": "false",
+    cfg = EngineConfig().with_settings({"max_batch_size": "2", "devices": "0,1", "g2_on": "device",
                                         "memory_budget": "512MiB"})  # fmt: skip
-    assert (cfg.max_batch_size, cfg.devices, cfg.g2_on_cpu, cfg.memory_budget) == (2, (0, 1), False, 1 << 29)
+    assert (cfg.max_batch_size, cfg.devices, cfg.g2_on, cfg.memory_budget) == (2, (0, 1), "device", 1 << 29)
+    assert EngineConfig().with_settings({"msm.g2_on": "stream"}).g2_on == "stream"
+    with pytest.raises(UsageError, match="g2_on must be one of cpu, device, stream, not 'gpu'"):
+        EngineConfig(g2_on="gpu")
     with pytest.raises(UsageError, match="unknown hook"):
         EngineHooks(after_everything=print)

@@ -204,19 +204,19 @@ def test_a_worker_stages_its_next_unit_while_the_last_ones_hand_over_is_closed(m
         hooks.clear()
 
 
-@pytest.mark.parametrize("g2_on_cpu", [False, True])
-def test_a_device_g2_msm_runs_under_the_units_own_hold_a_cpu_one_in_the_finalizer(g2_on_cpu):
+@pytest.mark.parametrize("g2_on", ["device", "cpu", "stream"])
+def test_a_device_g2_msm_runs_under_the_units_own_hold_a_cpu_one_in_the_finalizer(g2_on):
     """Left to the finalizer, a device G2 MSM queued on the GPU's shared stream behind the next
     holder's kernels and ran inside that hold (1.07 s of a 3.07 s WinningPoSt probe beside
     porep-32g, H100 2026-12-07); under the unit's own hold it waits for nothing. On the CPU
-    (msm.g2_on=cpu) it stays the finalizer's, off the device lock."""
+    (msm.g2_on=cpu) it stays the finalizer's, off the device lock; streamed, it is device work."""
     from engine_helpers import spans
 
     def inside(s, outer) -> bool:
         return outer.start <= s.start and s.end <= outer.end
 
     cfg = EngineConfig(backend="cpu", synthesis_workers=1, gpu_workers_per_device=1, finalizer_workers=1,
-                       memory_budget="1GiB", urgent_lane=True, g2_on_cpu=g2_on_cpu)  # fmt: skip
+                       memory_budget="1GiB", urgent_lane=True, g2_on=g2_on)  # fmt: skip
     with Engine(cfg) as engine:
         results = {
             prio: engine.submit(ProofRequest(circuit="winning-tiny", seed=64, priority=prio)).result(WAIT)
@@ -225,4 +225,5 @@ def test_a_device_g2_msm_runs_under_the_units_own_hold_a_cpu_one_in_the_finalize
     for prio, r in results.items():
         assert_proofs(r, "winning-tiny", seeded("winning-tiny", 64))
         (g2,), (hold,), (fin,) = spans(r, "msm_b_g2"), spans(r, "device_lock"), spans(r, "finalize")
-        assert inside(g2, hold) is not g2_on_cpu and inside(g2, fin) is g2_on_cpu, prio
+        on_cpu = g2_on == "cpu"
+        assert inside(g2, hold) is not on_cpu and inside(g2, fin) is on_cpu, prio

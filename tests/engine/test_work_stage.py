@@ -26,7 +26,7 @@ def resident(
     with pytest.MonkeyPatch.context() as mp:  # parameters made in a private cache root
         mp.setenv("CUZK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         config.reload()
-        yield work.load_resident(CIRCUIT, request.param, 0, g2_on_cpu=True, params_dir=None)
+        yield work.load_resident(CIRCUIT, request.param, 0, g2_on="cpu", params_dir=None)
     config.reload()
 
 

@@ -17,9 +17,11 @@ from cuzk.interop.setup import setup_zkey
 from cuzk.toggles import FULL_COPIES
 
 
-def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool, precompute: int = 1) -> None:
+def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on: str, precompute: int = 1) -> None:
     zk = setup_zkey(r1cs, be)
-    pk = load_proving_key(zk, be, g2_backend=get_backend("cpu") if g2_on_cpu else None, precompute=precompute)
+    g2 = {"cpu": get_backend("cpu"), "device": None, "stream": be.streamed()}[g2_on]
+    pk = load_proving_key(zk, be, g2_backend=g2, precompute=precompute)
+    assert (g2_on == "stream") is (type(pk.b_g2).__name__ == "HostRowBases")
     if precompute > 1:
         assert all(q.copies > 1 for q in (pk.a, pk.b_g1, pk.l, pk.h))
     res = prove(pk, [witness_array(w)])
@@ -36,8 +38,10 @@ def _round_trip(be: Backend, r1cs, w: list[int], *, g2_on_cpu: bool, precompute:
         prove(pk, [witness_array(bad)])
 
 
-@pytest.mark.parametrize(("g2_on_cpu", "precompute"), [(False, 1), (True, 1), (True, FULL_COPIES)])
-def test_emulated_cuda_backend(g2_on_cpu: bool, precompute: int) -> None:
+@pytest.mark.parametrize(
+    ("g2_on", "precompute"), [("device", 1), ("cpu", 1), ("cpu", FULL_COPIES), ("stream", 1)]
+)
+def test_emulated_cuda_backend(g2_on: str, precompute: int) -> None:
     from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 
     if host_compiler() is None:
@@ -45,11 +49,11 @@ def test_emulated_cuda_backend(g2_on_cpu: bool, precompute: int) -> None:
     from cuzk.backends.cuda import CudaBackend
 
     r1cs, w = toy()
-    _round_trip(CudaBackend(runtime=EmulatorRuntime()), r1cs, w, g2_on_cpu=g2_on_cpu, precompute=precompute)
+    _round_trip(CudaBackend(runtime=EmulatorRuntime()), r1cs, w, g2_on=g2_on, precompute=precompute)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("g2_on_cpu", "precompute"), [(False, 1), (True, 1), (True, 4)])
-def test_cuda_device(g2_on_cpu: bool, precompute: int) -> None:
+@pytest.mark.parametrize(("g2_on", "precompute"), [("device", 1), ("cpu", 1), ("cpu", 4), ("stream", 1)])
+def test_cuda_device(g2_on: str, precompute: int) -> None:
     r1cs, w = random_circuit(11, n_internal=3000)
-    _round_trip(get_backend("cuda"), r1cs, w, g2_on_cpu=g2_on_cpu, precompute=precompute)
+    _round_trip(get_backend("cuda"), r1cs, w, g2_on=g2_on, precompute=precompute)

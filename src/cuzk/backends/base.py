@@ -119,6 +119,9 @@ class Backend(ABC):
     #: The array module of this backend's arrays (numpy, or cupy on the device), so that
     #: callers can pad, slice, mask and concatenate backend arrays without importing CuPy.
     xp: Any = np
+    #: Whether the bases this backend loads stay in host memory (the CPU's; a device backend's
+    #: `streamed` twin): the setup then writes a G2 query for it out as host rows.
+    bases_on_host: bool = True
 
     # --- transfers --------------------------------------------------------------
     @abstractmethod
@@ -244,8 +247,8 @@ class Backend(ABC):
         """The bytes `precompute(bases of n points, copies)` would add (0 where unsupported)."""
         return 0
 
-    def msm_scratch_bytes(self, n: int) -> int:
-        """The device bytes an n-point G1 MSM over device scalars holds beside its inputs while
+    def msm_scratch_bytes(self, n: int, group: Group = "g1") -> int:
+        """The device bytes an n-point MSM over device scalars holds beside its inputs while
         it runs (0 where the MSM's memory is the host's): the engine's device model counts it."""
         return 0
 
@@ -303,6 +306,12 @@ class Backend(ABC):
 
         This is parameter generation's workhorse (millions of multiples of g1, g2).
         """
+
+    def streamed(self) -> Backend:
+        """The backend for a query that stays in host memory yet is summed here, its rows
+        streamed through the device per MSM (msm.g2_on=stream): itself where bases already live
+        on the host."""
+        return self
 
     def activate(self) -> AbstractContextManager[Any]:
         """The backend's device region for a block: callers that run `xp` operations on its

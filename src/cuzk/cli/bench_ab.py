@@ -93,7 +93,7 @@ class _Side:
 
     def __init__(self, circuit: str, settings: dict[str, Any], backend_name: str | None) -> None:
         from cuzk.backends import backend_settings, get_backend
-        from cuzk.engine import LocalProver
+        from cuzk.engine import LocalProver, work
         from cuzk.toggles import resolved
 
         self.values = resolved(settings)
@@ -101,7 +101,7 @@ class _Side:
         self.circuit = circuit
         # each side's own backend, its settings fixed (one instance where the two sides agree)
         self.backend = get_backend(backend_name, settings=backend_settings(self.values))
-        g2 = get_backend("cpu") if self.values["msm.g2_on"] == "cpu" else self.backend
+        g2 = work.g2_backend(self.values["msm.g2_on"], self.backend)
         self.prover = LocalProver(self.backend, g2_backend=g2, precompute=self.values["msm.precompute"])
 
     def run(self, seed: int) -> tuple[dict[str, float], Any]:

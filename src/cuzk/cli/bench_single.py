@@ -57,7 +57,7 @@ def run_single(
     """Prove `runs` times; returns per-phase medians (seconds), setup facts and the timelines."""
     from cuzk.backends import backend_settings, get_backend
     from cuzk.circuits import get_circuit
-    from cuzk.engine import LocalProver, ProofRequest
+    from cuzk.engine import LocalProver, ProofRequest, work
     from cuzk.instrument import Timeline
 
     if runs < 1 or batch < 1:
@@ -67,10 +67,10 @@ def run_single(
 
     values = resolved(settings)
     backend = get_backend(backend_name, settings=backend_settings(values))  # its settings fixed
-    g2_on_cpu = g2_on_cpu or (settings or {}).get("msm.g2_on") == "cpu"
+    g2_on = "cpu" if g2_on_cpu else (settings or {}).get("msm.g2_on", "device")
     local = LocalProver(
         backend,
-        g2_backend=get_backend("cpu") if g2_on_cpu else backend,
+        g2_backend=work.g2_backend(g2_on, backend),
         progress=say,
         precompute=values["msm.precompute"],
     )

@@ -39,7 +39,7 @@ class Loader:
             name,
             self.backend(device),
             device,
-            g2_on_cpu=cfg.g2_on_cpu,
+            g2_on=cfg.g2_on,
             params_dir=params_dir,
             precompute=cfg.msm_precompute,
         )
@@ -73,4 +73,4 @@ def srs_footprint(cfg: EngineConfig, circuit: str, backend: Backend) -> tuple[in
         total = work.srs_bytes(circuit)
     else:
         total = work.srs_bytes(circuit, precompute=cfg.msm_precompute, backend=backend)
-    return work.srs_split(circuit, total, on_device=backend.name != "cpu", g2_on_cpu=cfg.g2_on_cpu)
+    return work.srs_split(circuit, total, on_device=backend.name != "cpu", g2_on=cfg.g2_on)

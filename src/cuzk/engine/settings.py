@@ -23,7 +23,7 @@ TOGGLE_FIELDS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "batch.max_size": ("max_batch_size", int),
     "gpu.workers_per_device": ("gpu_workers_per_device", int),
     "synthesis.workers": ("synthesis_workers", int),
-    "msm.g2_on": ("g2_on_cpu", lambda v: v == "cpu"),
+    "msm.g2_on": ("g2_on", str),
     "synthesis.abc_on": ("abc_on_worker", lambda v: None if v == "auto" else v == "worker"),
     "finalize.split": ("split_finalize", bool),
     "upload.prestage": ("prestage_uploads", bool),
@@ -116,7 +116,9 @@ class EngineConfig:
     toggles: Mapping[str, Any] = field(
         default_factory=dict
     )  # the other named toggles (msm.window.*, staging)
-    g2_on_cpu: bool = D.G2_ON == "cpu"  # the B MSM on G2 in the finalizer, on the CPU (the reference's split)
+    #: where the B MSM on G2 runs (msm.g2_on, D.G2_ON_CHOICES): cpu (in the finalizer: the
+    #: reference's split), device (under the unit's hold), stream (there too, its bases on the host)
+    g2_on: str = D.G2_ON
     cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
     #: the parameter folder of requests that name none, and of preload/evict (the daemon's
     #: srs.param_cache); None: the user cache
@@ -129,7 +131,7 @@ class EngineConfig:
         "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "synthesis_threads",
         "finalizer_workers",
         "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
-        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on_cpu", "cache_dir", "split_finalize",
+        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on", "cache_dir", "split_finalize",
         "urgent_lane",
         "prestage_uploads", "params_dir",
     )  # fmt: skip
@@ -159,7 +161,9 @@ class EngineConfig:
                 raise UsageError(
                     f"{name} must be true, false or None (by backend), not {getattr(self, name)!r}"
                 )
-        for name in ("g2_on_cpu", "split_finalize", "prestage_uploads"):
+        if self.g2_on not in D.G2_ON_CHOICES:
+            raise UsageError(f"g2_on must be one of {', '.join(D.G2_ON_CHOICES)}, not {self.g2_on!r}")
+        for name in ("split_finalize", "prestage_uploads"):
             if not isinstance(getattr(self, name), bool):
                 raise UsageError(f"{name} must be true or false, not {getattr(self, name)!r}")
         if self.memory_budget != "auto":

@@ -298,7 +298,7 @@ class Dispatcher(threading.Thread):
     def working_set(self, circuit: str) -> work.WorkingSet:
         """One partition's bytes under this engine's settings (work.working_set's model)."""
         return work.working_set(circuit, on_device=self.on_device, abc_on_worker=self.abc_on_worker,
-                                g2_on_cpu=self.config.g2_on_cpu,
+                                g2_on=self.config.g2_on,
                                 backend=self.backends[self.config.devices[0]])  # fmt: skip
 
     def _card(self, device: int) -> int:
@@ -327,7 +327,7 @@ class Dispatcher(threading.Thread):
             f"{gib(srs)} + {gib(k * ws.device_peak)} while proving + {others} other GPU worker(s) x "
             f"{gib(k * ws.device_staged)} staged) but it has {gib(room)} ({gib(card)} less a "
             f"{gib(work.DEVICE_MARGIN_BYTES)} margin); use fewer GPU workers per device "
-            f"(gpu.workers_per_device), a smaller batch (batch.max_size), msm.g2_on=cpu, or a lower "
+            f"(gpu.workers_per_device), a smaller batch (batch.max_size), msm.g2_on=stream, or a lower "
             f"msm.chunk_cap (the MSM's scratch is part of the unit's peak)"
         )
 

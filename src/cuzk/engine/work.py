@@ -74,6 +74,17 @@ def cpu_backend() -> Backend:
     return get_backend("cpu")
 
 
+def g2_backend(g2_on: str, backend: Backend) -> Backend:
+    """Where b_g2 lives and its MSM runs under msm.g2_on: the CPU, `backend` itself, or its
+    streamed twin (Backend.streamed: the rows on the host, summed on the device)."""
+    from cuzk import defaults as D
+    from cuzk.errors import UsageError
+
+    if g2_on not in D.G2_ON_CHOICES:
+        raise UsageError(f"msm.g2_on must be one of {', '.join(D.G2_ON_CHOICES)}, not {g2_on!r}")
+    return cpu_backend() if g2_on == "cpu" else backend.streamed() if g2_on == "stream" else backend
+
+
 def circuit(name: str) -> Any:
     """The registry circuit (UnknownCircuitError if there is none); cheap, records nothing."""
     from cuzk.circuits import get_circuit
@@ -116,7 +127,7 @@ class WorkingSet:
 
 
 def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = True,
-                g2_on_cpu: bool = False, backend: Backend | None = None) -> WorkingSet:  # fmt: skip
+                g2_on: str = "device", backend: Backend | None = None) -> WorkingSet:  # fmt: skip
     """The model of the module docstring. `on_device`: the NTT buffers and MSM scratch live on
     a GPU (the host keeps only the hand-over and its staged copy), the scratch as `backend`
     plans it (Backend.msm_scratch_bytes; none without one); `abc_on_worker`: the synthesis
@@ -137,7 +148,7 @@ def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = Tru
     # With a/b/c handed over, the witness is stacked on the host for its upload under the lock;
     # a witness-only hand-over goes to the device from where it lies (`stage`), no host copy.
     staged = cols * FR_BYTES if abc_on_worker else 0
-    kept = (b_size * FR_BYTES if g2_on_cpu else 0) + _FIXED_BYTES  # G2 scalars until finalized
+    kept = (b_size * FR_BYTES if g2_on == "cpu" else 0) + _FIXED_BYTES  # G2 scalars until finalized
     return WorkingSet(
         total=handed + staged + kept,
         abc=handed + staged,
@@ -148,34 +159,51 @@ def working_set(name: str, *, on_device: bool = False, abc_on_worker: bool = Tru
             cols,
             msm_scratch=backend.msm_scratch_bytes(max(m, cols)) if backend else 0,
             abc_on_worker=abc_on_worker,
+            g2_stream=backend.streamed().msm_scratch_bytes(b_size, "g2")
+            if backend and g2_on == "stream"
+            else 0,
+            b_size=b_size,
         ),
     )
 
 
-def device_peak_bytes(n: int, m: int, cols: int, *, msm_scratch: int, abc_on_worker: bool = False) -> int:
+def device_peak_bytes(
+    n: int,
+    m: int,
+    cols: int,
+    *,
+    msm_scratch: int,
+    abc_on_worker: bool = False,
+    g2_stream: int = 0,
+    b_size: int = 0,
+) -> int:
     """The most one partition's `start` holds on the device at once, the larger of its two
     phases. H's transforms: the witness and 4 domain-length vectors (products made on the device
     come at the domain's length and BellpersonQap.h transforms them in their own memory with one
     more buffer; before 2026-12-07, 3n + 7m: 49 GB at porep-32g, 47.8 measured on the H200).
     The MSMs: the witness, H and `msm_scratch`, the backend's scratch for the largest (H's m
     points or the aux's; 9.9 GB in 4 chunks at 2^27, where one chunk's 31 GB did not fit an
-    80 GB card, H100 2026-12-07). Handed-over a/b/c (n rows) stay staged through both: 3n more."""
+    80 GB card, H100 2026-12-07). Handed-over a/b/c (n rows) stay staged through all: 3n more.
+    With msm.g2_on=stream a third phase: the witness, the `b_size` B scalars and `g2_stream`, the
+    streamed G2 MSM's chunks and scratch (below the MSMs' at real size; counted for small ones)."""
     handed = 3 * n if abc_on_worker else 0
     transforms = (cols + handed + 4 * m) * FR_BYTES
     msm = (cols + handed + m) * FR_BYTES + msm_scratch
-    return max(transforms, msm) + _FIXED_BYTES
+    g2 = (cols + handed + b_size) * FR_BYTES + g2_stream if g2_stream else 0
+    return max(transforms, msm, g2) + _FIXED_BYTES
 
 
-def srs_split(name: str, total: int, *, on_device: bool, g2_on_cpu: bool) -> tuple[int, int]:
+def srs_split(name: str, total: int, *, on_device: bool, g2_on: str) -> tuple[int, int]:
     """(host, device) bytes of a resident set of `total` bytes (`srs_bytes`): on a GPU only the
-    G2 query stays on the host, and only when the G2 MSM runs there; on the CPU all is host."""
+    G2 query stays on the host, and only when its MSM runs there or streams it (msm.g2_on cpu or
+    stream); on the CPU all is host."""
     if not on_device:
         return total, 0
     if is_zkey(name):
         g2 = zkey(name).b2.shape[0] * G2_BYTES
     else:
         g2 = Densities.of(topology(name)).b_size * G2_BYTES
-    host = g2 if g2_on_cpu else 0
+    host = g2 if g2_on != "device" else 0
     return host, total - host
 
 
@@ -216,7 +244,7 @@ def load_resident(
     backend_name: str | Backend,
     device: int,
     *,
-    g2_on_cpu: bool,
+    g2_on: str,
     params_dir: str | os.PathLike[str] | None,
     precompute: int = 1,
 ) -> Resident:
@@ -227,7 +255,7 @@ def load_resident(
     from cuzk.engine.load import load_key
 
     backend = device_backend(backend_name, device) if isinstance(backend_name, str) else backend_name
-    g2 = cpu_backend() if g2_on_cpu else backend
+    g2 = g2_backend(g2_on, backend)
 
     def say(msg: str) -> None:
         log.info("%s on %s: %s", name, backend.label, msg)
@@ -236,7 +264,7 @@ def load_resident(
     loaded = load_key(KeyId(name, folder), backend, g2_backend=g2, precompute=precompute, progress=say)
     pk: Any = loaded.key
     pvk = pk.pvk if is_zkey(name) else prepare(pk.vk)  # a zkey's key carries its prepared vk
-    return Resident(srs=pk, pvk=pvk, circuit=name, device=device, g2_in_hold=not g2_on_cpu)
+    return Resident(srs=pk, pvk=pvk, circuit=name, device=device, g2_in_hold=g2_on != "cpu")
 
 
 def stage(

@@ -8,8 +8,6 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
-import numpy as np
-
 from cuzk.backends.base import Backend
 from cuzk.errors import ParamsError
 from cuzk.groth16 import params_io
@@ -179,7 +177,7 @@ def resident_parameters(
             log.warning("no parameters for %s: generating a new key into residency", name)
             with tl.span("load_params", source="generated"):
                 say(f"generating parameters for {name} into residency")
-                g2_on_host = g2_backend is not None and g2_backend is not backend and g2_backend.xp is np
+                g2_on_host = g2_backend is not None and g2_backend is not backend and g2_backend.bases_on_host
                 gen = generate_queries(cs, backend, timeline=tl, progress=say, g2_on_host=g2_on_host)
                 out: Path | None = None
                 if set_bytes(cs) <= CACHE_LIMIT_BYTES:

@@ -304,7 +304,7 @@ def _start(
     with tl.span("msm_b_g1"):
         b_scalars = q.b(w)
         b1_pt = be.msm(key.b_g1, b_scalars, window=win.get("b_g1"))
-    if key.g2_backend is not be:
+    if key.g2_backend.xp is not be.xp:  # the CPU's G2 MSM (a streamed one reads them where they are)
         b_scalars = be.to_host(b_scalars)
     return Pending(
         inputs=assignment.inputs, b_scalars=b_scalars, h=h, l=l_pt, a=a_pt, b_g1=b1_pt, timeline=tl

@@ -76,6 +76,7 @@ class CudaBases(Bases):
 
 class CudaBackend(Backend):
     name = "cuda"
+    bases_on_host = False
 
     def __init__(
         self,
@@ -113,6 +114,7 @@ class CudaBackend(Backend):
         self._spmv = SpmvCache(runtime)
         self._fixed: dict[tuple, _msm.FixedBaseTable] = {}
         self._lock = threading.Lock()
+        self._streamed: Backend | None = None
 
     # --- transfers ------------------------------------------------------------------------
     def to_device(self, a: np.ndarray) -> Any:
@@ -243,12 +245,12 @@ class CudaBackend(Backend):
                 bases.rows = bases.table = bases.glv = None
                 bases.copies, bases.extra_bytes = 1, 0
 
-    def msm_scratch_bytes(self, n: int) -> int:
+    def msm_scratch_bytes(self, n: int, group: Group = "g1") -> int:
         """The plan `msm` makes for n device scalars (the configured chunks; at most
         msm_max_chunk points a chunk): its scratch, msm.scratch_bytes."""
         return _msm.scratch_bytes(
             _msm.make_plan(max(1, n), None, self.msm_chunks, max_chunk=self.msm_max_chunk),
-            _msm.xyzz_words(_curve("g1")),
+            _msm.xyzz_words(_curve(group)),
         )
 
     def precompute_cost(self, n: int, group: Group, copies: int) -> int:
@@ -453,6 +455,15 @@ class CudaBackend(Backend):
     def export_points(self, rows: Any, group: Group) -> np.ndarray:
         with self.rt.guard(f"export_points({group}, n={rows.shape[0]})"):
             return self.to_host(_points.export_points(self.rt, _curve(group), self.to_device(rows)))
+
+    def streamed(self) -> Backend:
+        """A HostRowsBackend on this backend's runtime, made once (cuda.host_rows)."""
+        with self._lock:
+            if self._streamed is None:
+                from cuzk.backends.cuda.host_rows import HostRowsBackend
+
+                self._streamed = HostRowsBackend(self)
+            return self._streamed
 
     def bases_from_device(self, rows: Any, group: Group) -> CudaBases:
         """A resident handle over affine rows already on the device (n, 2 width), no copy."""
