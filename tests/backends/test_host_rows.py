@@ -127,3 +127,15 @@ def test_foreign_released_and_out_of_range_handles_are_refused(dev, streamed, rn
         streamed.msm(mine, FR.random(10, rng))
     with pytest.raises(ValueError, match="at least one point"):
         HostRowsBackend(dev, chunk=0)
+
+
+@pytest.mark.gpu
+def test_streamed_msm_on_the_device_equals_the_cpu_msm(rng):
+    """The same checks on a CUDA device, 2^10-point chunks: the pinned staging, the upload
+    stream and the prefetch thread for real."""
+    from cuzk.backends import get_backend
+
+    twin = HostRowsBackend(get_backend("cuda"), chunk=1 << 10)
+    K.check_msm(twin, rng, "g2", 5000)
+    K.check_msm(twin, rng, "g1", 5000)
+    K.check_sum_bases(twin, rng, "g2", 3000)
