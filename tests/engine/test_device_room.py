@@ -42,11 +42,16 @@ def peak(circuit: str) -> int:
 
 
 @pytest.fixture
-def engine(monkeypatch) -> Iterator[Engine]:
+def engine(monkeypatch, request) -> Iterator[Engine]:
     """An engine whose card holds either large set with a unit, and the tiny set beside one,
-    but never both large sets."""
+    but never both large sets. Parametrized (indirect): its dispatch_ahead (default auto)."""
     cfg = EngineConfig(
-        backend="cpu", synthesis_workers=1, gpu_workers_per_device=1, urgent_lane=True, hooks=EngineHooks()
+        backend="cpu",
+        synthesis_workers=1,
+        gpu_workers_per_device=1,
+        urgent_lane=True,
+        hooks=EngineHooks(),
+        dispatch_ahead=getattr(request, "param", 0),
     )  # the lane: a CRITICAL job needs no worker the held porep job has
     e = Engine(cfg)
     largest = max(SETS[POREP], SETS[WPOST]) + max(peak(c) for c in SETS)
@@ -158,3 +163,41 @@ def test_shutdown_finishes_a_parked_job(engine, gate):
     assert not closing.is_alive()
     assert_proofs(porep1.result(0), POREP, seeded(POREP, 30))
     assert_proofs(wpost.result(0), WPOST, seeded(WPOST, 31))
+
+
+@pytest.mark.parametrize(("engine", "bounded"), [(1, True), (1000, False)], indirect=["engine"])
+def test_a_parked_high_job_waits_for_the_porep_in_flight_not_for_the_porep_queue(engine, gate, bounded):
+    """porep-2 and porep-3 were submitted before the HIGH wpost job. With the dispatch bounded
+    (dispatch_ahead 1: porep-1 in flight fills it) they stay queued, so wpost parks only
+    until porep-1 is done and goes before them. Dispatched eagerly (dispatch_ahead 1000, the
+    engine before), they held porep's set too, and wpost waited for all three."""
+    events = Events()
+    for point in ("parked", "dispatched"):
+        engine.hooks.set(point, events.hook(point))
+    porep1 = engine.submit(ProofRequest(circuit=POREP, seed=40, request_id="porep-1"))
+    assert gate.entered.wait(WAIT)
+    rest = [
+        engine.submit(ProofRequest(circuit=POREP, seed=s, request_id=f"porep-{s - 39}")) for s in (41, 42)
+    ]
+    if bounded:
+        assert engine.status().jobs["queued"] == 2  # past the depth: they keep their place in the queue
+    else:
+        for r in rest:
+            events.wait("dispatched", r.job_id)
+    wpost = engine.submit(ProofRequest(circuit=WPOST, seed=43, request_id="wpost", priority=Priority.HIGH))
+    events.wait("parked", "wpost")
+    gate.open()
+    for h, circuit, seed in (
+        (porep1, POREP, 40),
+        (rest[0], POREP, 41),
+        (rest[1], POREP, 42),
+        (wpost, WPOST, 43),
+    ):
+        assert_proofs(h.result(WAIT), circuit, seeded(circuit, seed))
+    order = events.jobs("dispatched")
+    if bounded:
+        assert order == ["porep-1", "wpost", "porep-2", "porep-3"]
+    else:
+        assert order == ["porep-1", "porep-2", "porep-3", "wpost"]
+    assert engine.dispatcher.parked == []
+    assert engine.wait_idle(WAIT)

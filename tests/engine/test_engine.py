@@ -49,6 +49,7 @@ def engine() -> Iterator[Engine]:
         result_retention_s=60,
         hooks=HOOKS,
         clock=CLOCK,
+        dispatch_ahead=64,  # these tests order the stages: every job past the dispatcher at once
     )
     with Engine(cfg) as e:
         yield e
@@ -348,5 +349,9 @@ def test_config_is_validated():
     assert EngineConfig().with_settings({"msm.g2_on": "stream"}).g2_on == "stream"
     with pytest.raises(UsageError, match="g2_on must be one of cpu, device, stream, not 'gpu'"):
         EngineConfig(g2_on="gpu")
+    with pytest.raises(UsageError, match="dispatch_ahead must be an integer >= 0"):
+        EngineConfig(dispatch_ahead=-1)
+    assert EngineConfig(synthesis_workers=8, gpu_workers_per_device=2).dispatch_depth == 20
+    assert EngineConfig(dispatch_ahead=3).dispatch_depth == 3
     with pytest.raises(UsageError, match="unknown hook"):
         EngineHooks(after_everything=print)

@@ -26,8 +26,13 @@ HOOKS = EngineHooks()
 @pytest.fixture()
 def engine() -> Iterator[Engine]:
     cfg = EngineConfig(
-        backend="cpu", synthesis_workers=1, memory_budget="1GiB", queue_limit=JOBS + 1, hooks=HOOKS
-    )
+        backend="cpu",
+        synthesis_workers=1,
+        memory_budget="1GiB",
+        queue_limit=JOBS + 1,
+        hooks=HOOKS,
+        dispatch_ahead=(JOBS + 1) * PARTITIONS,
+    )  # every job past the dispatcher: this is about the synthesis queue's cost
     with Engine(cfg) as e:
         yield e
     HOOKS.clear()

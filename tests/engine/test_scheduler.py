@@ -512,3 +512,46 @@ def test_scheduler_wake_with_an_event_returns_an_empty_batch_not_none(mk: Jobs) 
     sched.close()
     assert [j.job_id for j in sched.next_batch(wake=wake) or []] == ["a"]  # a due batch comes first
     assert sched.next_batch(wake=wake) is None  # closed and empty: None even with the event set
+
+
+def test_a_priority_floor_keeps_lower_batches_queued_in_order(mk: Jobs) -> None:
+    """The dispatcher's floor while its devices' backlogs are full (Dispatcher._floor): only
+    HIGH and CRITICAL batches come out; the rest keep their order for when it lifts."""
+    bc = BatchCollector(max_batch_size=2, max_batch_wait_s=5.0)
+    bc.push(mk("n1"), 0.0)
+    bc.push(mk("n2"), 0.0)  # a full batch of two: ready
+    bc.push(mk("h", H, batchable=False), 0.0)
+    bc.push(mk("n3"), 0.0)  # opens a batch, ready at 5.0
+    assert bc.next_deadline(min_priority=H) == 0.0
+    assert ids(bc.poll(0.0, min_priority=H)) == [["h"]]
+    assert bc.next_deadline(min_priority=H) is None  # nothing of HIGH or more: wait for a wake
+    assert bc.poll(10.0, min_priority=H) == [] and len(bc) == 3
+    assert bc.next_deadline() == 0.0
+    assert ids(bc.poll(10.0)) == [["n1", "n2"], ["n3"]]
+
+
+def test_a_closed_scheduler_under_a_floor_waits_for_the_floor_not_none(mk: Jobs) -> None:
+    """Closed with NORMAL jobs queued, a floored next_batch must not say "closed and empty"
+    (the dispatcher would stop and strand them): it waits for its event, then the floor lifts."""
+    sched = Scheduler(BatchCollector(max_batch_size=1), clock=FakeClock())
+    wake = threading.Event()
+    sched.push(mk("n"))
+    sched.push(mk("h", H))
+    sched.close()
+    assert [j.job_id for j in sched.next_batch(wake=wake, min_priority=H) or []] == ["h"]
+    got: list[list | None] = []
+    waiting = threading.Event()
+
+    def dispatcher() -> None:
+        waiting.set()
+        got.append(sched.next_batch(wake=wake, min_priority=H))
+
+    t = threading.Thread(target=dispatcher)
+    t.start()
+    waiting.wait()
+    wake.set()
+    sched.wake()
+    t.join()
+    assert got == [[]]
+    assert [j.job_id for j in sched.next_batch(wake=wake) or []] == ["n"]
+    assert sched.next_batch() is None

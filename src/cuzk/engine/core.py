@@ -105,6 +105,10 @@ class EngineCore:
         self._idle = threading.Condition(threading.Lock())
         self._active = 0  # jobs accepted and not ended, or ended with listeners still to run
         self._planned = 0  # partitions dispatched and not yet finished or dropped
+        self._planned_on: dict[int, int] = {}  # the same per device (the dispatcher's backlog)
+        #: called on this loop's thread whenever dispatched partitions finish or are dropped
+        #: (the engine points it at the dispatcher, which dispatches as its backlog drains)
+        self.on_drain: Callable[[], object] | None = None
         self._stopped = False
         self._post_lock = threading.Lock()
         self._notify = Notifier(self._job_gone)  # listeners run there, off this loop
@@ -351,6 +355,7 @@ class EngineCore:
         self._batches[batch.seq] = batch
         with self._idle:
             self._planned += batch.partitions  # each is finished or dropped exactly once
+            self._planned_on[batch.device] = self._planned_on.get(batch.device, 0) + batch.partitions
         self.synth_queue.put(batch.key(), batch.seq)
 
     def _drop_rest(self, batch: Batch) -> None:
@@ -367,7 +372,10 @@ class EngineCore:
             self._batches.pop(batch.seq, None)
         with self._idle:
             self._planned -= n
+            self._planned_on[batch.device] -= n
             self._idle.notify_all()
+        if self.on_drain is not None:
+            self.on_drain()
 
     # --- units ---------------------------------------------------------------------------------
     def _next_unit(self, seq: int) -> ev.SynthWork | None:
@@ -571,6 +579,11 @@ class EngineCore:
             started_secs_ago=time.perf_counter() - job.submitted,
             partitions=[PartitionState(i, st) for i, st in enumerate(states)],
         )
+
+    def planned_on(self, device: int) -> int:
+        """Partitions dispatched to `device` and not yet finished or dropped (any thread)."""
+        with self._idle:
+            return self._planned_on.get(device, 0)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no job is in flight and every partition has given back its memory."""

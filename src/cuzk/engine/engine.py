@@ -103,6 +103,7 @@ class Engine:
             backends=self.backends, gpu_queues=self.gpu_queues, hooks=self.hooks, on_device=self.on_device,
             abc_on_worker=self.abc_on_worker,
         )  # fmt: skip
+        self.core.on_drain = self.dispatcher.wake  # dispatch as the devices' backlogs drain
         slots = Slots(cfg.synthesis_workers, 1 if self.urgent_lane else 0)
         self.feeders = [
             Feeder(core=self.core, queue=self.synth_queue, budget=self.budget, slots=slots,

@@ -105,23 +105,35 @@ class BatchCollector:
                 self._seal(now)
         return self.position(job.job_id)
 
-    def poll(self, now: float, limit: int | None = None) -> list[list[Schedulable]]:
-        """The batches ready at `now`, in dispatch order (at most `limit`; the rest stay queued)."""
+    def poll(
+        self, now: float, limit: int | None = None, min_priority: int | None = None
+    ) -> list[list[Schedulable]]:
+        """The batches ready at `now`, in dispatch order (at most `limit`, and only those of
+        `min_priority` or higher when given; the rest stay queued)."""
         if self._open is not None and now >= self._open.opened_at + self.max_batch_wait_s:
             self._seal(now)
         out: list[list[Schedulable]] = []
-        while self._ready and (limit is None or len(out) < limit):
+        while (
+            self._ready
+            and (limit is None or len(out) < limit)
+            and self._admits(self._ready[0][1], min_priority)
+        ):
             out.append(self._take())
         return out
 
-    def next_deadline(self) -> float | None:
+    def next_deadline(self, min_priority: int | None = None) -> float | None:
         """When `poll` may next return something: a time already past if a batch is ready; else the
-        open batch's wait deadline; None when nothing is queued (only a push changes that)."""
-        if self._ready:
-            return min(b.ready_at for _, b in self._ready)
-        if self._open is not None:
+        open batch's wait deadline; None when nothing (of `min_priority` or higher) is queued."""
+        ready = [b.ready_at for _, b in self._ready if self._admits(b, min_priority)]
+        if ready:
+            return min(ready)
+        if self._open is not None and self._admits(self._open, min_priority):
             return self._open.opened_at + self.max_batch_wait_s
         return None
+
+    @staticmethod
+    def _admits(batch: _Batch, min_priority: int | None) -> bool:
+        return min_priority is None or batch.priority >= min_priority
 
     def remove(self, job_id: str) -> Schedulable | None:
         """Take a queued job out (cancellation); None if it is not queued (dispatched or unknown)."""
@@ -232,23 +244,28 @@ class Scheduler:
             return self._collector.remove(job_id)
 
     def next_batch(
-        self, timeout: float | None = None, *, wake: threading.Event | None = None
+        self,
+        timeout: float | None = None,
+        *,
+        wake: threading.Event | None = None,
+        min_priority: int | None = None,
     ) -> list[Schedulable] | None:
         """The next batch to dispatch, waiting for one; None on timeout or once closed and empty;
-        [] when `wake` is set (with `wake()` after setting it) before a batch is due."""
+        [] when `wake` is set (with `wake()` after setting it) before a batch is due. With
+        `min_priority` only a batch of that priority or higher comes out (the others wait)."""
         with self._cond:
             start = self._clock()
             while True:
                 now = self._clock()
-                batches = self._collector.poll(now, limit=1)
+                batches = self._collector.poll(now, limit=1, min_priority=min_priority)
                 if batches:
                     return batches[0]
-                if self._closed:
+                if self._closed and not len(self._collector):
                     return None
                 if wake is not None and wake.is_set():
                     return []
                 waits = []
-                deadline = self._collector.next_deadline()
+                deadline = self._collector.next_deadline(min_priority)
                 if deadline is not None:
                     waits.append(deadline - now)
                 if timeout is not None:

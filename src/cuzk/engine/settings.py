@@ -97,6 +97,10 @@ class EngineConfig:
     result_retention_s: float = 600.0  # the reference keeps results forever; we prune
     min_srs_idle_s: float = D.EVICTION_MIN_IDLE_S  # an idle SRS entry is evictable after this long
     queue_limit: int = D.QUEUE_LIMIT  # jobs accepted and not yet finished
+    #: partitions dispatched to a device (their SRS leased) and not yet finished, beyond which
+    #: the dispatcher takes only HIGH and CRITICAL batches, so the rest keep their priority order
+    #: in the queue; 0: auto, 2 x (synthesis_workers + gpu_workers_per_device)
+    dispatch_ahead: int = 0
     #: a/b/c computed in the synthesis worker (True) or on the device (False); None: by backend,
     #: on the device with CUDA (porep-full on an H200: 3.88 s per sector against 6.83 s, where the
     #: workers' CPU SpMV bound the run), in the worker on the CPU backend (else the SpMV moves
@@ -131,7 +135,7 @@ class EngineConfig:
         "backend", "devices", "gpu_workers_per_device", "synthesis_workers", "synthesis_threads",
         "finalizer_workers",
         "max_batch_size", "max_batch_wait_ms", "memory_budget", "memory_margin", "result_retention_s",
-        "min_srs_idle_s", "queue_limit", "abc_on_worker", "g2_on", "cache_dir", "split_finalize",
+        "min_srs_idle_s", "queue_limit", "dispatch_ahead", "abc_on_worker", "g2_on", "cache_dir", "split_finalize",
         "urgent_lane",
         "prestage_uploads", "params_dir",
     )  # fmt: skip
@@ -152,6 +156,7 @@ class EngineConfig:
             _positive_int(name, getattr(self, name))
         _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
         _positive_int("synthesis_threads", self.synthesis_threads, minimum=0)
+        _positive_int("dispatch_ahead", self.dispatch_ahead, minimum=0)
         for name in ("result_retention_s", "min_srs_idle_s"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
@@ -180,6 +185,11 @@ class EngineConfig:
         if self.memory_budget == "auto":
             return auto_budget(parse_size(self.memory_margin))
         return parse_size(self.memory_budget)
+
+    @property
+    def dispatch_depth(self) -> int:
+        """dispatch_ahead, with auto resolved."""
+        return self.dispatch_ahead or 2 * (self.synthesis_workers + self.gpu_workers_per_device)
 
     def with_settings(self, settings: Mapping[str, str]) -> EngineConfig:
         """A copy with `key=value` texts applied (the CLI's --set): named toggles (cuzk.toggles) or

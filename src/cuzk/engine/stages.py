@@ -23,6 +23,7 @@ from cuzk.engine import events as ev
 from cuzk.engine import work
 from cuzk.engine.loader import srs_footprint
 from cuzk.engine.model import Job, WitnessHandOver
+from cuzk.engine.request import Priority
 from cuzk.engine.settings import EngineConfig, EngineHooks
 from cuzk.errors import BudgetExceededError, CuzkError, EngineError, JobCancelledError
 from cuzk.instrument import Span
@@ -114,7 +115,7 @@ class Dispatcher(threading.Thread):
         while True:
             self._wake.clear()
             self._retry_parked()
-            batch = self.scheduler.next_batch(wake=self._wake)
+            batch = self.scheduler.next_batch(wake=self._wake, min_priority=self._floor())
             if batch is None:
                 break
             if not batch:
@@ -133,6 +134,19 @@ class Dispatcher(threading.Thread):
 
     def _fail(self, jobs: list[Job], message: str) -> None:
         self.core.post(ev.JobsFailed(tuple(j.job_id for j in jobs), message))
+
+    def _floor(self) -> int | None:
+        """The lowest priority to take now: any while some device's backlog (its partitions
+        dispatched and not finished, plus its parked ones) is under the dispatch depth; else
+        HIGH. Eager dispatch leased every queued batch's set at once, so a WindowPoSt set that
+        cannot sit beside PoRep's waited for the whole PoRep queue, not for what was in flight."""
+        depth = self.config.dispatch_depth
+        parked: dict[int, int] = {}
+        for p in self._parked:
+            parked[p.device] = parked.get(p.device, 0) + max(j.partitions for j in p.jobs)
+        if any(self.core.planned_on(d) + parked.get(d, 0) < depth for d in self.config.devices):
+            return None
+        return int(Priority.HIGH)
 
     def _dispatch(self, jobs: list[Job]) -> None:
         devs = self.config.devices
