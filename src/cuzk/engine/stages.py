@@ -141,17 +141,25 @@ class Dispatcher(threading.Thread):
         HIGH. Eager dispatch leased every queued batch's set at once, so a WindowPoSt set that
         cannot sit beside PoRep's waited for the whole PoRep queue, not for what was in flight."""
         depth = self.config.dispatch_depth
-        parked: dict[int, int] = {}
-        for p in self._parked:
-            parked[p.device] = parked.get(p.device, 0) + max(j.partitions for j in p.jobs)
-        if any(self.core.planned_on(d) + parked.get(d, 0) < depth for d in self.config.devices):
+        if any(n < depth for n in self._backlog().values()):
             return None
         return int(Priority.HIGH)
+
+    def _backlog(self) -> dict[int, int]:
+        """Per device: its partitions dispatched and not finished, and its parked ones."""
+        out = {d: self.core.planned_on(d) for d in self.config.devices}
+        for p in self._parked:
+            out[p.device] += max(j.partitions for j in p.jobs)
+        return out
 
     def _dispatch(self, jobs: list[Job]) -> None:
         devs = self.config.devices
         turn = next(self._turn) % len(devs)  # round robin among the devices with the shortest queue
-        device = min(devs, key=lambda d: (len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs)))
+        backlog = self._backlog()
+        full = lambda d: backlog[d] >= self.config.dispatch_depth  # noqa: E731
+        device = min(
+            devs, key=lambda d: (full(d), len(self.gpu_queues[d]), (devs.index(d) - turn) % len(devs))
+        )
         circuit = jobs[0].key
         ws = self.working_set(circuit)
         srs_host, srs_dev = srs_footprint(self.config, circuit, self.backends[device])
