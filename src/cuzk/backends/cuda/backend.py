@@ -74,6 +74,20 @@ class CudaBases(Bases):
     glv: Any = None  # G1 with msm_glv: [table; phi(table)], rows and table then view it
 
 
+def rows_of(rows: Any, n: int, start: int, count: int) -> Any:
+    """rows[start:start + count] of a handle over n bases (None once released), checked."""
+    if rows is None:
+        raise ValueError("these bases were released")
+    if start < 0 or start + count > n:
+        raise ValueError(f"bases[{start}:{start + count}] is out of range for {n} bases")
+    return rows[start : start + count]
+
+
+def check_scalars(scalars: Any) -> None:
+    if scalars.ndim != 2 or scalars.shape[1] != 4 or scalars.dtype != np.uint64:
+        raise ValueError(f"MSM scalars have shape (n, 4) uint64; got {scalars.shape} {scalars.dtype}")
+
+
 class CudaBackend(Backend):
     name = "cuda"
     bases_on_host = False
@@ -307,17 +321,12 @@ class CudaBackend(Backend):
     def _rows(self, bases: Bases, start: int, count: int) -> Any:
         if not isinstance(bases, CudaBases) or bases.owner != id(self):
             raise TypeError("these bases were not loaded by this cuda backend")
-        if bases.rows is None:
-            raise ValueError("these bases were released")
-        if start < 0 or start + count > bases.n:
-            raise ValueError(f"bases[{start}:{start + count}] is out of range for {bases.n} bases")
-        return bases.rows[start : start + count]
+        return rows_of(bases.rows, bases.n, start, count)
 
     def msm(self, bases: Bases, scalars: Any, *, start: int = 0, window: int | None = None) -> np.ndarray:
         if scalars.ndim == 3:
             return np.stack([self.msm(bases, s, start=start, window=window) for s in scalars])
-        if scalars.ndim != 2 or scalars.shape[1] != 4 or scalars.dtype != np.uint64:
-            raise ValueError(f"MSM scalars have shape (n, 4) uint64; got {scalars.shape} {scalars.dtype}")
+        check_scalars(scalars)
         n = scalars.shape[0]
         rows = self._rows(bases, start, n)
         curve = _curve(bases.group)

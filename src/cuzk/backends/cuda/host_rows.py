@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.backends.base import Backend, Bases, Group
-from cuzk.backends.cuda.backend import CudaBackend, CudaBases, _curve
+from cuzk.backends.cuda.backend import CudaBackend, CudaBases, _curve, check_scalars, rows_of
 
 #: Points per streamed chunk: 2^23 G2 rows are 1.6 GB, two of them 3.2 GB on the card, and a
 #: chunk's MSM scratch is what a 2^23-point MSM plans.
@@ -110,18 +110,13 @@ class HostRowsBackend(CudaBackend):
         if isinstance(bases, CudaBases):  # a chunk's handle, inside CudaBackend.msm
             return super()._rows(bases, start, count)
         b = self._host(bases)
-        if b.rows is None:
-            raise ValueError("these bases were released")
-        if start < 0 or start + count > b.n:
-            raise ValueError(f"bases[{start}:{start + count}] is out of range for {b.n} bases")
-        return b.rows[start : start + count]
+        return rows_of(b.rows, b.n, start, count)
 
     # --- sums -----------------------------------------------------------------------------------
     def msm(self, bases: Bases, scalars: Any, *, start: int = 0, window: int | None = None) -> np.ndarray:
         if scalars.ndim == 3:
             return np.stack([self.msm(bases, s, start=start, window=window) for s in scalars])
-        if scalars.ndim != 2 or scalars.shape[1] != 4 or scalars.dtype != np.uint64:
-            raise ValueError(f"MSM scalars have shape (n, 4) uint64; got {scalars.shape} {scalars.dtype}")
+        check_scalars(scalars)
         rows = self._rows(bases, start, scalars.shape[0])
         sc = self.to_device(scalars)
         return self._sum(
