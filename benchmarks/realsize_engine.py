@@ -38,6 +38,10 @@ from typing import Any
 T0 = time.perf_counter()
 RESULTS: dict[str, Any] = {}
 PHASES = ("matvec", "ntt_h", "upload_witness", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "epilogue")
+#: the synthesis worker's parts (synth_worker.Worker.run): a circuit's first use in a worker
+#: loads its program (load), a seeded request makes its random instance (instance, a test
+#: input a real request brings), then the witness and the hand-off
+SYNTH_PARTS = ("synthesis", "load", "instance", "witness", "handoff")
 
 
 def now() -> float:
@@ -109,7 +113,7 @@ def phase_table(results: list[Any]) -> dict[str, float]:
     for r in results:
         by_unit: dict[tuple[str, str], float] = {}
         for s in r.timeline.spans:
-            if s.name in PHASES or s.name in ("device_lock", "witness", "synthesis", "lock_wait"):
+            if s.name in PHASES or s.name in SYNTH_PARTS or s.name in ("device_lock", "lock_wait"):
                 key = (s.name, unit_of(s))
                 by_unit[key] = by_unit.get(key, 0.0) + s.seconds
         for (name, _), sec in by_unit.items():
