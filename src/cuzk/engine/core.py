@@ -104,8 +104,8 @@ class EngineCore:
         # the two counts wait_idle reads, behind their own condition (the loop's only lock)
         self._idle = threading.Condition(threading.Lock())
         self._active = 0  # jobs accepted and not ended, or ended with listeners still to run
-        self._planned = 0  # partitions dispatched and not yet finished or dropped
-        self._planned_on: dict[int, int] = {}  # the same per device (the dispatcher's backlog)
+        #: per device, partitions dispatched and not yet finished or dropped (the dispatcher's backlog)
+        self._planned_on: dict[int, int] = {}
         #: called on this loop's thread whenever dispatched partitions finish or are dropped
         #: (the engine points it at the dispatcher, which dispatches as its backlog drains)
         self.on_drain: Callable[[], object] | None = None
@@ -354,7 +354,7 @@ class EngineCore:
         batch = Batch(jobs, e.device, e.lease, next(self._batch_seq), toggles=self.config.toggles, ws=e.ws)
         self._batches[batch.seq] = batch
         with self._idle:
-            self._planned += batch.partitions  # each is finished or dropped exactly once
+            # each is finished or dropped exactly once
             self._planned_on[batch.device] = self._planned_on.get(batch.device, 0) + batch.partitions
         self.synth_queue.put(batch.key(), batch.seq)
 
@@ -371,7 +371,6 @@ class EngineCore:
             batch.lease.release()
             self._batches.pop(batch.seq, None)
         with self._idle:
-            self._planned -= n
             self._planned_on[batch.device] -= n
             self._idle.notify_all()
         if self.on_drain is not None:
@@ -588,7 +587,9 @@ class EngineCore:
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no job is in flight and every partition has given back its memory."""
         with self._idle:
-            return self._idle.wait_for(lambda: self._active == 0 and self._planned == 0, timeout)
+            return self._idle.wait_for(
+                lambda: self._active == 0 and not any(self._planned_on.values()), timeout
+            )
 
 
 __all__ = ["CoreView", "EngineCore"]
