@@ -189,6 +189,7 @@ def main() -> int:
     from cuzk.circuits import get_circuit
     from cuzk.cli.bench_batch import busy_figures
     from cuzk.engine import Engine, EngineConfig, JobStatus, Priority, ProofRequest
+    from cuzk.engine.loader import copies_plan
 
     RESULTS["args"] = vars(args)
     circuits = [c for c in (args.circuit, args.winning) if c]
@@ -223,7 +224,11 @@ def main() -> int:
             engine.preload(name)
             RESULTS[f"preload_{name}_s"] = round(time.perf_counter() - t, 2)
             RESULTS[f"device_after_preload_{name}"] = backend.memory_info()
-            say(f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s; device {backend.memory_info()}")
+            RESULTS[f"copies_{name}"] = copies_plan(cfg, name, backend)  # msm.precompute, auto resolved
+            say(
+                f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s (copies {RESULTS[f'copies_{name}']}); "
+                f"device {backend.memory_info()}"
+            )
             save(args.out)
         t = time.perf_counter()  # warm-up: every synthesis worker loads its program, kernels compile
         sizes = {args.winning: 1, args.circuit: args.warmup_partitions}

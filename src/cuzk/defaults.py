@@ -17,6 +17,7 @@ MAX_BATCH_WAIT_MS = 10_000  # the reference's default
 QUEUE_LIMIT = 1000  # jobs accepted and not yet finished
 EVICTION_MIN_IDLE_S = 300.0  # the reference's 5m: an idle SRS entry is evictable after this long
 MSM_PRECOMPUTE = 1  # copies of each G1 base per loaded SRS (1: none)
+MSM_AUTO_COPIES = 3  # msm.precompute=auto: the most copies of H it plans (more were not measured)
 SPLIT_FINALIZE = True  # finalize.split
 PRESTAGE_UPLOADS = True  # upload.prestage
 G2_ON = "cpu"  # msm.g2_on: the reference's split

@@ -22,12 +22,15 @@ from cuzk.errors import UsageError
 
 #: "full" precomputation: more copies than any MSM has windows (the backend caps them at that).
 FULL_COPIES = 64
+#: "auto" precomputation: the engine plans copies of the H query within the device memory its
+#: model leaves free (cuzk.engine.loader.copies_plan); resolved before any load.
+AUTO_COPIES = 0
 
 
 @dataclass(frozen=True)
 class Toggle:
     key: str
-    kind: str  # "bool" | "int" | "window" | "choice" | "copies" (an int, or off = 1 and full)
+    kind: str  # "bool" | "int" | "window" | "choice" | "copies" (an int, or off = 1, full and auto)
     default: Any
     expected: str  # the effect we expect, written before measuring
     choices: tuple[str, ...] = ()
@@ -48,14 +51,14 @@ class Toggle:
             return t
         if self.kind == "window" and t == "auto":
             return None
-        if self.kind == "copies" and t in ("off", "full"):
-            return 1 if t == "off" else FULL_COPIES
+        if self.kind == "copies" and t in ("off", "full", "auto"):
+            return {"off": 1, "full": FULL_COPIES, "auto": AUTO_COPIES}[t]
         top = float("inf") if self.maximum is None else self.maximum
         if not t.isdigit() or not self.minimum <= int(t) <= top:
             span = f">= {self.minimum}" if self.maximum is None else f"of {self.minimum}..{self.maximum}"
             what = {
                 "window": "auto or a window of 1..23 bits",
-                "copies": "off, full or a number of copies >= 1",
+                "copies": "off, auto, full or a number of copies >= 1",
             }.get(self.kind, f"an integer {span}")
             raise UsageError(f"{self.key}: expected {what}, not {text!r}")
         value = int(t)
@@ -118,7 +121,11 @@ TOGGLES: dict[str, Toggle] = {
             "shifted copies 2^(j c) P of each G1 base kept with the SRS (off = 1; full = one per window), so "
             "the windows of an MSM share bucket sets and the window grows: the cost model expects the H200's "
             "G1 MSM 2^24 -17% with full copies (13 x 1.6 GiB) and -7% with 4; built once per SRS load (c "
-            "doublings per copy), counted in the SRS's memory; CUDA backend only (the CPU keeps none).",
+            "doublings per copy), counted in the SRS's memory; CUDA backend only (the CPU keeps none). auto: "
+            f"copies of the H query only (up to {D.MSM_AUTO_COPIES}), as many as the device memory the engine's "
+            "model leaves beside the set, one unit's peak and the other workers' staged units (the 0/1 split "
+            "leaves A, L and B_G1 little to gain); against the best plain window, 2 / 3 copies took 4.1 / 5.5% "
+            "off the 2^27 H MSM on the H200 (GPU_NOTES v32), so that much of msm_h where the card has the room.",
         ),
         Toggle(
             "msm.g2_on",

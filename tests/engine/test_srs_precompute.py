@@ -11,12 +11,12 @@ from cuzk.algebra.curves import G1
 from cuzk.backends.cpu import CpuBackend
 from cuzk.backends.cuda._emulator import EmulatorRuntime, host_compiler
 from cuzk.engine import EngineConfig, work
-from cuzk.engine.loader import srs_size
+from cuzk.engine.loader import auto_copies, copies_plan, srs_footprint, srs_size
 from cuzk.errors import DeviceMemoryError, UnsatisfiedError, UsageError
 from cuzk.groth16 import make_resident, prove, verify
 from cuzk.groth16.keys import Parameters
 from cuzk.groth16.proof import Proof
-from cuzk.toggles import FULL_COPIES
+from cuzk.toggles import AUTO_COPIES, FULL_COPIES
 
 CIRCUIT = "porep-tiny"
 needs_cxx = pytest.mark.skipif(host_compiler() is None, reason="the CUDA emulator needs a C++ compiler")
@@ -40,10 +40,11 @@ def test_the_toggle_sets_the_engine_field() -> None:
     assert EngineConfig().with_settings({"msm.precompute": "full"}).msm_precompute == FULL_COPIES
     assert EngineConfig().with_settings({"msm.precompute": "3"}).msm_precompute == 3
     assert EngineConfig().with_settings({"msm.precompute": "off"}).msm_precompute == 1
-    with pytest.raises(UsageError, match="off, full or a number"):
+    assert EngineConfig().with_settings({"msm.precompute": "auto"}).msm_precompute == AUTO_COPIES
+    with pytest.raises(UsageError, match="off, auto, full or a number"):
         EngineConfig().with_settings({"msm.precompute": "0"})
-    with pytest.raises(UsageError, match="msm_precompute must be an integer"):
-        EngineConfig(msm_precompute=0)
+    with pytest.raises(UsageError, match="msm_precompute must be an integer >= 0"):
+        EngineConfig(msm_precompute=-1)
 
 
 def test_without_a_table_backend_the_size_is_the_plain_srs() -> None:
@@ -136,3 +137,71 @@ def test_evicting_an_entry_frees_its_tables_at_once(params: Parameters) -> None:
     _Loader(EngineConfig(backend="cpu")).unload((CIRCUIT, 0), resident)
     assert emu.memory_info()["resident"] == 0
     assert srs.h.table is None and srs.h.rows is None
+
+
+def _room_for(emu_copies: int, *, others: int) -> tuple[int, int]:
+    """(the budget an emulated card needs so that auto plans exactly `emu_copies` copies of H with
+    `others` staged units beside the unit, the bytes of those copies)."""
+    from cuzk.backends.cuda import CudaBackend
+
+    probe = CudaBackend(runtime=EmulatorRuntime())
+    h = work.g1_query_points(CIRCUIT)["h"]
+    dev = work.srs_split(CIRCUIT, work.srs_bytes(CIRCUIT), on_device=True, g2_on="cpu")[1]
+    ws = work.working_set(CIRCUIT, on_device=True, abc_on_worker=False, g2_on="cpu", backend=probe)
+    need = work.DEVICE_MARGIN_BYTES + dev + ws.device_peak + others * ws.device_staged
+    extra = probe.precompute_cost(h, "g1", emu_copies)
+    return need + extra, extra
+
+
+@needs_cxx
+@pytest.mark.parametrize("copies", [1, 2, 3])
+def test_auto_plans_copies_of_h_within_the_room_the_model_leaves(copies: int) -> None:
+    from cuzk.backends.cuda import CudaBackend
+
+    # the engine's shape: 2 GPU workers and the urgent lane, so 2 other staged units
+    cfg = EngineConfig(backend="cuda", msm_precompute=AUTO_COPIES, gpu_workers_per_device=2)
+    budget, extra = _room_for(copies, others=2)
+    emu = CudaBackend(runtime=EmulatorRuntime(memory_budget=budget))
+    plan = copies_plan(cfg, CIRCUIT, emu)
+    assert plan == {"h": copies}
+    assert srs_footprint(cfg, CIRCUIT, emu)[1] == srs_footprint(cfg.with_settings({"msm.precompute": "off"}),
+                                                               CIRCUIT, emu)[1] + extra  # fmt: skip
+    # one byte less and the largest count no longer fits
+    short = CudaBackend(runtime=EmulatorRuntime(memory_budget=budget - 1))
+    assert copies_plan(cfg, CIRCUIT, short) == {"h": max(1, copies - 1)}
+
+
+def test_auto_keeps_no_copies_on_the_cpu_and_fixed_counts_pass_through() -> None:
+    assert copies_plan(EngineConfig(backend="cpu", msm_precompute=AUTO_COPIES), CIRCUIT, CpuBackend()) == 1
+    assert copies_plan(EngineConfig(backend="cpu", msm_precompute=4), CIRCUIT, CpuBackend()) == 4
+
+
+@needs_cxx
+def test_a_local_prover_on_auto_loads_h_with_its_copies_and_proofs_verify() -> None:
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.engine import LocalProver, ProofRequest
+
+    budget, _ = _room_for(3, others=0)
+    emu = CudaBackend(runtime=EmulatorRuntime(memory_budget=budget), msm_split=True)
+    auto_copies.cache_clear()
+    local = LocalProver(emu, g2_backend=CpuBackend(), precompute=AUTO_COPIES)
+    request = ProofRequest(circuit=CIRCUIT, seed=5)
+    result = local.prove(request)  # every proof verified by the prover
+    key = local.resident(request)
+    assert (key.h.copies, key.l.copies, key.a.copies, key.b_g1.copies) == (3, 1, 1, 1)
+    assert verify(key.vk, result.public_inputs[0], result.proofs[0])
+    proof = result.proofs[0]
+    assert not verify(key.vk, result.public_inputs[0], Proof(a=proof.a, b=proof.b, c=G1.neg(proof.c)))
+    circuit = work.circuit(CIRCUIT)
+    with pytest.raises(UnsatisfiedError):
+        local.prove(
+            ProofRequest(circuit=CIRCUIT, instances=[circuit.corrupt(circuit.random_instance(seed=5))])
+        )
+
+
+def test_an_unresolved_auto_count_is_refused_before_any_load() -> None:
+    from cuzk.groth16.srs import copies_for
+
+    with pytest.raises(ValueError, match="auto unresolved"):
+        copies_for(AUTO_COPIES, "h")
+    assert copies_for({"h": 3}, "h") == 3 and copies_for({"h": 3}, "l") == 1

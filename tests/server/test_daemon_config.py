@@ -169,7 +169,9 @@ def test_a_daemon_that_cannot_start_leaves_signal_handling_as_it_was(tmp_path: P
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
-@pytest.mark.parametrize(("value", "copies"), [('"off"', 1), ('"full"', 64), ("4", 4), ('"2"', 2), ("1", 1)])
+@pytest.mark.parametrize(
+    ("value", "copies"), [('"off"', 1), ('"full"', 64), ('"auto"', 0), ("4", 4), ('"2"', 2), ("1", 1)]
+)
 def test_msm_precompute_key(value: str, copies: int) -> None:
     from cuzk.server.daemon import engine_config
 
@@ -180,7 +182,7 @@ def test_msm_precompute_key(value: str, copies: int) -> None:
 
 @pytest.mark.parametrize("value", ["0", "true", '"some"', "-3", "[4]"])
 def test_msm_precompute_rejects_bad_values(value: str) -> None:
-    with pytest.raises(UsageError, match=r"srs\.msm_precompute: expected off, full or a number"):
+    with pytest.raises(UsageError, match=r"srs\.msm_precompute: expected off, auto, full or a number"):
         parse_config(tomllib.loads(f"[srs]\nmsm_precompute = {value}\n"))
 
 

@@ -71,14 +71,10 @@ class Engine:
         #: this engine's backend per device, its settings fixed (no run-time toggling)
         self.backends = {d: engine_backend(cfg, d) for d in cfg.devices}
         self.on_device = self.backends[cfg.devices[0]].name != "cpu"
-        self.abc_on_worker = (
-            cfg.abc_on_worker
-            if cfg.abc_on_worker is not None
-            else self.backends[cfg.devices[0]].name != "cuda"
-        )
+        self.abc_on_worker = cfg.abc_on_worker_for(self.backends[cfg.devices[0]].name)
         #: the urgent lane: one more synthesis process and one more GPU worker per device that
         #: serve only HIGH and CRITICAL units (on by default with a GPU backend)
-        self.urgent_lane = cfg.urgent_lane if cfg.urgent_lane is not None else self.on_device
+        self.urgent_lane = cfg.urgent_lane_for(self.on_device)
         self.budget = MemoryBudget(cfg.budget_bytes())
         self.srs = SrsManager(self.budget, Loader(cfg, self.backends), min_idle_s=cfg.min_srs_idle_s,
                               clock=cfg.clock)  # fmt: skip

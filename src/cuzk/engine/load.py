@@ -16,6 +16,7 @@ from typing import Any
 from cuzk.backends.base import Backend
 from cuzk.engine.keys import KeyId
 from cuzk.groth16.prover import ProvingKey
+from cuzk.groth16.srs import Copies
 from cuzk.instrument import Timeline
 
 
@@ -31,7 +32,7 @@ def load_key(
     backend: Backend,
     *,
     g2_backend: Backend | None = None,
-    precompute: int = 1,
+    precompute: Copies = 1,
     checked: bool = False,
     progress: Callable[[str], None] | None = None,
     timeline: Timeline | None = None,

@@ -32,7 +32,7 @@ from cuzk.engine.load import LoadedKey, load_key
 from cuzk.engine.request import ProofRequest
 from cuzk.errors import UnknownCircuitError
 from cuzk.groth16.prover import ProveResult, ProvingKey, WitnessSource, prove
-from cuzk.groth16.srs import release_queries
+from cuzk.groth16.srs import Copies, release_queries
 from cuzk.instrument import Timeline
 
 
@@ -50,12 +50,14 @@ class LocalProver:
         g2_backend: Backend | None = None,
         checked: bool = False,
         progress: Callable[[str], None] | None = None,
-        precompute: int = 1,
+        precompute: Copies = 1,
     ) -> None:
         self.backend = backend
         self.g2_backend = g2_backend or backend  # the CPU keeps finalize off the GPU
         self.checked = checked  # subgroup-check parameter files when loading them
-        self.precompute = precompute  # copies of the G1 query bases per resident key (msm.precompute)
+        #: copies of the G1 query bases per resident key (msm.precompute; auto: planned per key
+        #: for one unit at a time, cuzk.engine.loader.auto_copies)
+        self.precompute = precompute
         self.progress = progress or (lambda _m: None)
         self.loads = 0  # keys made resident so far (a key proved again is not loaded again)
         self._resident: dict[KeyId, LoadedKey] = {}  # one per key and folder (cuzk.engine.keys)
@@ -98,12 +100,21 @@ class LocalProver:
         entry = self._resident.get(ident)
         if entry is None:
             entry = load_key(
-                ident, self.backend, g2_backend=self.g2_backend, precompute=self.precompute,
+                ident, self.backend, g2_backend=self.g2_backend, precompute=self._copies(ident.ref),
                 checked=self.checked, progress=self.progress, timeline=tl,
             )  # fmt: skip
             self._resident[ident] = entry
             self.loads += 1
         return entry
+
+    def _copies(self, ref: str) -> Copies:
+        from cuzk.engine.loader import auto_copies
+        from cuzk.toggles import AUTO_COPIES
+
+        if self.precompute != AUTO_COPIES:
+            return self.precompute
+        g2_on = "cpu" if self.g2_backend.name == "cpu" and self.backend.name != "cpu" else "device"
+        return auto_copies(ref, self.backend, g2_on, self.backend.name != "cuda", 0)
 
     @staticmethod
     def _witnesses(request: ProofRequest, circuit: Any) -> list[WitnessSource]:

@@ -115,7 +115,9 @@ class EngineConfig:
     #: higher priority; None: on with a GPU backend (WinningPoSt under a PoRep load, issue 34)
     urgent_lane: bool | None = None
     #: shifted copies of each G1 query base kept with a loaded SRS (1: none); their bytes count
-    #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only)
+    #: in the SRS's reservation (the msm.precompute toggle; CUDA backend only). 0 (auto,
+    #: cuzk.toggles.AUTO_COPIES): copies of the H query planned from the device memory left
+    #: (cuzk.engine.loader.copies_plan)
     msm_precompute: int = D.MSM_PRECOMPUTE
     toggles: Mapping[str, Any] = field(
         default_factory=dict
@@ -152,8 +154,9 @@ class EngineConfig:
             raise UsageError(f"devices lists a device twice: {list(devices)}")
         object.__setattr__(self, "devices", devices)
         for name in ("gpu_workers_per_device", "synthesis_workers", "finalizer_workers",
-                     "max_batch_size", "queue_limit", "msm_precompute"):  # fmt: skip
+                     "max_batch_size", "queue_limit"):  # fmt: skip
             _positive_int(name, getattr(self, name))
+        _positive_int("msm_precompute", self.msm_precompute, minimum=0)  # 0: auto
         _positive_int("max_batch_wait_ms", self.max_batch_wait_ms, minimum=0)
         _positive_int("synthesis_threads", self.synthesis_threads, minimum=0)
         _positive_int("dispatch_ahead", self.dispatch_ahead, minimum=0)
@@ -185,6 +188,14 @@ class EngineConfig:
         if self.memory_budget == "auto":
             return auto_budget(parse_size(self.memory_margin))
         return parse_size(self.memory_budget)
+
+    def abc_on_worker_for(self, backend_name: str) -> bool:
+        """abc_on_worker with None resolved for an engine on `backend_name`."""
+        return self.abc_on_worker if self.abc_on_worker is not None else backend_name != "cuda"
+
+    def urgent_lane_for(self, on_device: bool) -> bool:
+        """urgent_lane with None resolved (on with a GPU backend)."""
+        return self.urgent_lane if self.urgent_lane is not None else on_device
 
     @property
     def dispatch_depth(self) -> int:

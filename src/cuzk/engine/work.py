@@ -44,6 +44,7 @@ from cuzk.engine.keys import ZKEY_PREFIX, is_zkey
 from cuzk.groth16 import prover
 from cuzk.groth16.proof import Proof, proofs_to_bytes
 from cuzk.groth16.qap import Densities, Domain
+from cuzk.groth16.srs import Copies, copies_for
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare, verify, verify_batch
 from cuzk.instrument import Timeline
 
@@ -207,23 +208,36 @@ def srs_split(name: str, total: int, *, on_device: bool, g2_on: str) -> tuple[in
     return host, total - host
 
 
-def srs_bytes(name: str, *, precompute: int = 1, backend: Backend | None = None) -> int:
-    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic (zkey: its
-    sections), plus, with precompute > 1, the copies `backend` keeps of the four G1 queries
-    (Backend.precompute_cost: 0 where the backend keeps none)."""
+def g1_query_points(name: str) -> dict[str, int]:
+    """The points of each G1 query of `name`'s parameters (h, l, a, b_g1)."""
     if is_zkey(name):
         zk = zkey(name)
-        queries = [zk.a.shape[0], zk.b1.shape[0], zk.c.shape[0], zk.h.shape[0]]
-        base = (sum(queries) + zk.ic.shape[0]) * G1_BYTES + zk.b2.shape[0] * G2_BYTES + zk.coeffs.nbytes * 2
+        return {"h": zk.h.shape[0], "l": zk.c.shape[0], "a": zk.a.shape[0], "b_g1": zk.b1.shape[0]}
+    topo = topology(name)
+    dens = Densities.of(topo)
+    m = Domain.for_constraints(topo.num_constraints).m
+    return {"h": m - 1, "l": topo.num_aux, "a": dens.a_size, "b_g1": dens.b_size}
+
+
+def srs_bytes(name: str, *, precompute: Copies = 1, backend: Backend | None = None) -> int:
+    """The resident parameters' size: h, l, a, b_g1 in G1, b_g2 in G2, the vk's ic (zkey: its
+    sections), plus the copies `backend` keeps of each G1 query with its `precompute` count
+    (Backend.precompute_cost: 0 where the backend keeps none)."""
+    queries = g1_query_points(name)
+    if is_zkey(name):
+        zk = zkey(name)
+        base = (
+            (sum(queries.values()) + zk.ic.shape[0]) * G1_BYTES
+            + zk.b2.shape[0] * G2_BYTES
+            + zk.coeffs.nbytes * 2
+        )
     else:
         topo = topology(name)
-        m = Domain.for_constraints(topo.num_constraints).m
-        dens = Densities.of(topo)
-        queries = [m - 1, topo.num_aux, dens.a_size, dens.b_size]
-        base = (sum(queries) + topo.num_inputs) * G1_BYTES + dens.b_size * G2_BYTES
-    if precompute <= 1 or backend is None:
+        b_size = queries["b_g1"]
+        base = (sum(queries.values()) + topo.num_inputs) * G1_BYTES + b_size * G2_BYTES
+    if backend is None:
         return base
-    return base + sum(backend.precompute_cost(n, "g1", precompute) for n in queries)
+    return base + sum(backend.precompute_cost(n, "g1", copies_for(precompute, q)) for q, n in queries.items())
 
 
 @dataclass
@@ -246,10 +260,11 @@ def load_resident(
     *,
     g2_on: str,
     params_dir: str | os.PathLike[str] | None,
-    precompute: int = 1,
+    precompute: Copies = 1,
 ) -> Resident:
     """Parameters for `name` on `device` (generated and cached once when absent), made resident;
-    `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle).
+    `precompute` > 1 keeps that many shifted copies of the G1 queries (the msm.precompute toggle;
+    per query where it is a mapping).
     `backend_name`: a backend's name, or the Backend itself (an engine's, its settings fixed)."""
     from cuzk.engine.keys import KeyId
     from cuzk.engine.load import load_key

@@ -15,7 +15,7 @@ from cuzk.groth16.keys import Parameters
 from cuzk.groth16.prover import ProveResult, prove
 from cuzk.groth16.qap import ConstraintMatrices
 from cuzk.groth16.setup import generate_parameters, generate_queries
-from cuzk.groth16.srs import ResidentParameters, resident_from_rows
+from cuzk.groth16.srs import Copies, ResidentParameters, resident_from_rows
 from cuzk.instrument import Timeline
 from cuzk.paths import cache_dir, locked
 
@@ -143,7 +143,7 @@ def resident_parameters(
     g2_backend: Backend | None = None,
     directory: str | Path | None = None,
     checked: bool = False,
-    precompute: int = 1,
+    precompute: Copies = 1,
     progress: Callable[[str], None] | None = None,
     timeline: Timeline | None = None,
     generate: bool = False,

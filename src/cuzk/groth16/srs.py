@@ -7,7 +7,7 @@ the parameters fit, so a mismatch is caught before any MSM runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,19 @@ from cuzk.groth16.conventions import BellpersonQap, DensityScalars, QapConventio
 from cuzk.groth16.keys import Parameters, VerifyingKey
 from cuzk.groth16.qap import ConstraintMatrices, Densities, Domain
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare
+
+#: Precomputed copies per G1 query: one count for all four, or a count per query name (h, l, a,
+#: b_g1; a name left out gets none), as the engine's msm.precompute=auto plans them.
+Copies = int | Mapping[str, int]
+
+
+def copies_for(precompute: Copies, query: str) -> int:
+    """The copies `precompute` gives G1 query `query` (>= 1: an "auto" count is the engine's to
+    resolve, cuzk.engine.loader.copies_plan)."""
+    n = precompute.get(query, 1) if isinstance(precompute, Mapping) else precompute
+    if n < 1:
+        raise ValueError(f"precomputed copies of {query} must be at least 1, got {n} (auto unresolved?)")
+    return n
 
 
 @dataclass
@@ -107,18 +120,18 @@ def load_queries(
     g1: dict[str, np.ndarray],
     g2: dict[str, np.ndarray],
     *,
-    precompute: int = 1,
+    precompute: Copies = 1,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Bases]:
-    """Resident handles for the G1 queries on `backend` (each precomputed to `precompute` copies,
-    Backend.precompute) and the G2 ones on `g2_backend`. All or nothing: if one load or table
+    """Resident handles for the G1 queries on `backend` (each precomputed to its `precompute`
+    copies, Backend.precompute) and the G2 ones on `g2_backend`. All or nothing: if one load or table
     does not fit, the handles made so far are released before the error propagates."""
     done: list[tuple[Backend, Bases]] = []
     try:
         for name, points in g1.items():
             done.append((backend, backend.load_bases(points, "g1")))
-            if precompute > 1:
-                extra = backend.precompute(done[-1][1], precompute, progress=progress)
+            if (copies := copies_for(precompute, name)) > 1:
+                extra = backend.precompute(done[-1][1], copies, progress=progress)
                 if progress is not None and extra:
                     progress(f"{name}: {points.shape[0]} bases precomputed, {extra / 2**30:.2f} GiB more")
         for points in g2.values():
@@ -144,11 +157,12 @@ def make_resident(
     backend: Backend,
     *,
     g2_backend: Backend | None = None,
-    precompute: int = 1,
+    precompute: Copies = 1,
     progress: Callable[[str], None] | None = None,
 ) -> ResidentParameters:
     """The parameters' queries as handles on `backend` (b_g2 on `g2_backend`), after check_shape;
-    with precompute > 1 the G1 queries keep that many shifted copies (Backend.precompute)."""
+    with precompute > 1 the G1 queries keep that many shifted copies (Backend.precompute; a
+    mapping gives each query its own count)."""
     check_shape(params, cs)
     g2_be = g2_backend or backend
     q = load_queries(
@@ -169,7 +183,7 @@ def resident_from_rows(
     backend: Backend,
     *,
     g2_backend: Backend | None = None,
-    precompute: int = 1,
+    precompute: Copies = 1,
     progress: Callable[[str], None] | None = None,
 ) -> ResidentParameters:
     """The resident key over query rows already in `backend`'s memory ((n, 2 width) affine rows,
@@ -182,8 +196,8 @@ def resident_from_rows(
     try:
         for name in ("h", "l", "a", "b_g1"):
             done.append((backend, backend.bases_from_device(rows[name], "g1")))
-            if precompute > 1:
-                extra = backend.precompute(done[-1][1], precompute, progress=progress)
+            if (copies := copies_for(precompute, name)) > 1:
+                extra = backend.precompute(done[-1][1], copies, progress=progress)
                 if progress is not None and extra:
                     progress(f"{name}: {counts[name]} bases precomputed, {extra / 2**30:.2f} GiB more")
         if g2_be is backend:

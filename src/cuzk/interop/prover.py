@@ -22,7 +22,7 @@ import numpy as np
 from cuzk.backends.base import Backend, Bases, CsrMatrix
 from cuzk.groth16.conventions import FullScalars, QapConvention, QueryScalars, SnarkjsQap
 from cuzk.groth16.keys import VerifyingKey
-from cuzk.groth16.srs import load_queries
+from cuzk.groth16.srs import Copies, load_queries
 from cuzk.groth16.verifier import PreparedVerifyingKey, prepare
 from cuzk.interop.wtns import read_wtns
 from cuzk.interop.zkey import Zkey, warn_if_unbound
@@ -69,7 +69,7 @@ def load_proving_key(
     backend: Backend,
     *,
     g2_backend: Backend | None = None,
-    precompute: int = 1,
+    precompute: Copies = 1,
     progress: Callable[[str], None] | None = None,
 ) -> ZkeyProvingKey:
     """Sections 5-9 as resident bases (the G1 ones with `precompute` copies, as make_resident);

@@ -60,7 +60,7 @@ class DaemonConfig:
     on_restart: str = "rerun"  # jobs a restart interrupted: "rerun" them or "fail" them
     param_cache: str = ""  # parameter folders (`cuzk setup` output); "" = the user cache
     preload: tuple[str, ...] = ()
-    msm_precompute: int = D.MSM_PRECOMPUTE  # shifted copies of the G1 bases per loaded SRS (1 = off)
+    msm_precompute: int = D.MSM_PRECOMPUTE  # G1 base copies per loaded SRS (1 = off, 0 = auto)
     backend: str = "auto"
     log_level: str = "info"
     circuits: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_CIRCUITS))
@@ -212,7 +212,7 @@ def _precompute(v: Any, key: str) -> int:
     from cuzk.toggles import TOGGLES
 
     if isinstance(v, bool) or not isinstance(v, int | str):
-        raise UsageError(f"{key}: expected off, full or a number of copies, got {v!r}")
+        raise UsageError(f"{key}: expected off, auto, full or a number of copies, got {v!r}")
     try:
         return int(TOGGLES["msm.precompute"].parse(str(v)))
     except UsageError as exc:
