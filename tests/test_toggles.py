@@ -32,7 +32,7 @@ def test_parse_and_resolve() -> None:
         ("staging.pinned=maybe", r"staging\.pinned: expected on or off"),
         ("msm.window.h=0", r"msm\.window\.h: expected auto or a window"),
         ("msm.window.h=40", r"above the 23"),
-        ("msm.g2_on=gpu", r"msm\.g2_on: expected one of cpu, device"),
+        ("msm.g2_on=gpu", r"msm\.g2_on: expected one of auto, cpu, device"),
         ("batch.max_size=0", r"batch\.max_size: expected an integer >= 1"),
         ("gpu.workers_per_device=two", r"expected an integer"),
     ],

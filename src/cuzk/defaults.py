@@ -20,8 +20,9 @@ MSM_PRECOMPUTE = 1  # copies of each G1 base per loaded SRS (1: none)
 MSM_AUTO_COPIES = 3  # msm.precompute=auto: the most copies of H it plans (more were not measured)
 SPLIT_FINALIZE = True  # finalize.split
 PRESTAGE_UPLOADS = True  # upload.prestage
-G2_ON = "cpu"  # msm.g2_on: the reference's split
-G2_ON_CHOICES = ("cpu", "device", "stream")  # msm.g2_on's values (cuzk.toggles says what each does)
+G2_ON = "auto"  # msm.g2_on: device where the set fits the card, else stream; cpu off a GPU
+G2_PLACES = ("cpu", "device", "stream")  # where msm.g2_on puts the G2 query (auto resolved per key)
+G2_ON_CHOICES = ("auto", *G2_PLACES)  # msm.g2_on's values (cuzk.toggles says what each does)
 MSM_CHUNK_CAP = 25  # msm.chunk_cap: log2 of the most points an MSM scatters per chunk
 MSM_CHUNK_CAP_RANGE = (20, 28)  # the chunk caps the CUDA MSM plans for
 ABC_ON = "auto"  # synthesis.abc_on: on the device with CUDA, in the worker on the CPU backend

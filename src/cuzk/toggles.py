@@ -132,10 +132,12 @@ TOGGLES: dict[str, Toggle] = {
             "choice",
             D.G2_ON,
             "where the B MSM on G2 runs: cpu keeps it off the device lock in the finalizer (the reference's "
-            "split: the GPU takes the next partition ~1.7 s sooner there); device runs it in the kernel region, "
-            "faster per proof but serialized with the other MSMs; stream runs it there too but keeps the G2 "
-            "query in host memory and streams it through the card in 2^23-point chunks (for a set whose G2 "
-            "query does not fit the card: wpost-32g on an 80 GB GPU).",
+            "split; porep-13m sectors took 7.73 s on it against 3.91 s with device, H200 2026-12-03, and "
+            "wpost-32g's ran past 163 s); device runs it in the kernel region, serialized with the other MSMs; "
+            "stream runs it there too but keeps the G2 query in host memory and streams it through the card in "
+            "2^23-point chunks (3.74 s for wpost-32g's on an H100). auto, per key: device where the set with "
+            "its G2 query, one unit's peak and the other workers' staged units fit the card, else stream; cpu "
+            "off a GPU.",
             choices=D.G2_ON_CHOICES,
         ),
         Toggle(

@@ -64,7 +64,11 @@ class FakeCard:
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_job_that_cannot_fit_the_card_fails_at_once_naming_the_numbers(monkeypatch, workers):
     cfg = EngineConfig(
-        backend="cpu", synthesis_workers=1, gpu_workers_per_device=workers, memory_budget="1GiB"
+        backend="cpu",
+        synthesis_workers=1,
+        gpu_workers_per_device=workers,
+        memory_budget="1GiB",
+        g2_on="device",
     )
     with Engine(cfg) as engine:
         ws = work.working_set("porep-tiny", on_device=True, abc_on_worker=False)

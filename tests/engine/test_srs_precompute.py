@@ -159,7 +159,7 @@ def test_auto_plans_copies_of_h_within_the_room_the_model_leaves(copies: int) ->
     from cuzk.backends.cuda import CudaBackend
 
     # the engine's shape: 2 GPU workers and the urgent lane, so 2 other staged units
-    cfg = EngineConfig(backend="cuda", msm_precompute=AUTO_COPIES, gpu_workers_per_device=2)
+    cfg = EngineConfig(backend="cuda", msm_precompute=AUTO_COPIES, gpu_workers_per_device=2, g2_on="cpu")
     budget, extra = _room_for(copies, others=2)
     emu = CudaBackend(runtime=EmulatorRuntime(memory_budget=budget))
     plan = copies_plan(cfg, CIRCUIT, emu)

@@ -101,7 +101,10 @@ class _Side:
         self.circuit = circuit
         # each side's own backend, its settings fixed (one instance where the two sides agree)
         self.backend = get_backend(backend_name, settings=backend_settings(self.values))
-        g2 = work.g2_backend(self.values["msm.g2_on"], self.backend)
+        from cuzk.engine.loader import resolve_g2
+
+        g2_on = resolve_g2(self.values["msm.g2_on"], circuit, self.backend, self.backend.name != "cuda")
+        g2 = work.g2_backend(g2_on, self.backend)
         self.prover = LocalProver(self.backend, g2_backend=g2, precompute=self.values["msm.precompute"])
 
     def run(self, seed: int) -> tuple[dict[str, float], Any]:

@@ -244,7 +244,10 @@ def run_batch(
         peak_rss_children_mib=max((m for m in workers_hwm if m is not None), default=None),
     )
     if baseline:
-        resident = work.load_resident(circuit, config.backend, config.devices[0], g2_on=config.g2_on,
+        from cuzk.engine.loader import engine_backend, g2_placement
+
+        be = engine_backend(config, config.devices[0])
+        resident = work.load_resident(circuit, be, config.devices[0], g2_on=g2_placement(config, circuit, be),
                                       params_dir=None)  # fmt: skip
         work.prove_one_by_one(circuit, [10**6], resident)  # warm-up, as for the engine
         all_seeds = [s + p for s in seeds for p in range(partitions)]

@@ -67,7 +67,11 @@ def run_single(
 
     values = resolved(settings)
     backend = get_backend(backend_name, settings=backend_settings(values))  # its settings fixed
-    g2_on = "cpu" if g2_on_cpu else (settings or {}).get("msm.g2_on", "device")
+    from cuzk.engine.loader import resolve_g2
+
+    g2_on = (
+        "cpu" if g2_on_cpu else resolve_g2(values["msm.g2_on"], circuit_name, backend, backend.name != "cuda")
+    )
     local = LocalProver(
         backend,
         g2_backend=work.g2_backend(g2_on, backend),

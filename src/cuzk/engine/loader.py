@@ -46,7 +46,7 @@ class Loader:
             name,
             self.backend(device),
             device,
-            g2_on=cfg.g2_on,
+            g2_on=g2_placement(cfg, name, self.backend(device)),
             params_dir=params_dir,
             precompute=copies_plan(cfg, name, self.backend(device)),
         )
@@ -78,7 +78,9 @@ def srs_footprint(cfg: EngineConfig, circuit: str, backend: Backend) -> tuple[in
     copies: on a GPU the queries are resident there and the host keeps at most the G2 query."""
     copies = copies_plan(cfg, circuit, backend)
     total = work.srs_bytes(circuit, precompute=copies, backend=backend)
-    return work.srs_split(circuit, total, on_device=backend.name != "cpu", g2_on=cfg.g2_on)
+    return work.srs_split(
+        circuit, total, on_device=backend.name != "cpu", g2_on=g2_placement(cfg, circuit, backend)
+    )
 
 
 def copies_plan(cfg: EngineConfig, circuit: str, backend: Backend) -> Copies:
@@ -88,33 +90,81 @@ def copies_plan(cfg: EngineConfig, circuit: str, backend: Backend) -> Copies:
 
     if cfg.msm_precompute != AUTO_COPIES:
         return cfg.msm_precompute
-    on_device = backend.name != "cpu"
-    others = cfg.gpu_workers_per_device - 1 + (1 if cfg.urgent_lane_for(on_device) else 0)
-    return auto_copies(circuit, backend, cfg.g2_on, cfg.abc_on_worker_for(backend.name), others)
+    g2_on = g2_placement(cfg, circuit, backend)
+    return auto_copies(circuit, backend, g2_on, cfg.abc_on_worker_for(backend.name), _others(cfg, backend))
+
+
+def g2_placement(cfg: EngineConfig, circuit: str, backend: Backend) -> str:
+    """Where `circuit`'s G2 query lives on `backend` under cfg.g2_on (auto resolved, resolve_g2)."""
+    return resolve_g2(cfg.g2_on, circuit, backend, cfg.abc_on_worker_for(backend.name), _others(cfg, backend))
+
+
+def resolve_g2(
+    g2_on: str, circuit: str, backend: Backend, abc_on_worker: bool = False, others: int = 0
+) -> str:
+    """`g2_on`, or for auto: cpu off a GPU, else device where the model fits the set with its G2
+    query beside one unit and `others` staged units on the card, else stream (once per circuit
+    and backend, logged)."""
+    if g2_on != "auto":
+        return g2_on
+    if backend.name == "cpu":
+        return "cpu"
+    return _auto_g2(circuit, backend, abc_on_worker, others)
+
+
+def _others(cfg: EngineConfig, backend: Backend) -> int:
+    """Staged units beside the one proving on a device: the other GPU workers' and the urgent lane's."""
+    return cfg.gpu_workers_per_device - 1 + (1 if cfg.urgent_lane_for(backend.name != "cpu") else 0)
+
+
+def _card(backend: Backend) -> int:
+    """The device bytes `backend` may use (its budget, else its size); 0 where it does not say."""
+    mem = backend.memory_info() if backend.name != "cpu" else {}
+    return int(mem.get("budget") or mem.get("total") or 0)
+
+
+def _left(circuit: str, backend: Backend, g2_on: str, abc_on_worker: bool, others: int) -> tuple[int, str]:
+    """(device bytes the model leaves when `circuit` runs alone with its G2 query as `g2_on`, how):
+    the card less the margin, the plain set, one unit's peak and `others` staged units."""
+    card = _card(backend)
+    dev = work.srs_split(circuit, work.srs_bytes(circuit), on_device=True, g2_on=g2_on)[1]
+    ws = work.working_set(circuit, on_device=True, abc_on_worker=abc_on_worker, g2_on=g2_on, backend=backend)
+    left = card - work.DEVICE_MARGIN_BYTES - dev - ws.device_peak - others * ws.device_staged
+    how = (
+        f"{_gib(left)} left beside the set {_gib(dev)}, one unit's peak {_gib(ws.device_peak)} and {others} "
+        f"staged unit(s) of {_gib(ws.device_staged)}, of {_gib(card)} less a {_gib(work.DEVICE_MARGIN_BYTES)} margin"
+    )
+    return left, how
+
+
+def _gib(b: int) -> str:
+    return f"{b / 2**30:.1f} GiB"
+
+
+@functools.lru_cache(maxsize=64)
+def _auto_g2(circuit: str, backend: Backend, abc_on_worker: bool, others: int) -> str:
+    if not _card(backend):
+        return "device"
+    left, how = _left(circuit, backend, "device", abc_on_worker, others)
+    place = "device" if left >= 0 else "stream"
+    log.info("msm.g2_on=auto: %s's G2 query goes %s on %s (with it on the device: %s)",
+             circuit, "on the device" if place == "device" else "through the card from host memory (stream)",
+             backend.label, how)  # fmt: skip
+    return place
 
 
 @functools.lru_cache(maxsize=64)
 def auto_copies(circuit: str, backend: Backend, g2_on: str, abc_on_worker: bool, others: int) -> Copies:
     """Copies of the H query only (the one full-scalar MSM of a proof: the 0/1 split leaves A,
     L and B_G1 tails of a few scalars), as many as fit, up to D.MSM_AUTO_COPIES, in what the
-    device model leaves on the card when `circuit` runs alone: the card (or its budget) less
-    the margin, the plain set, one unit's peak and `others` staged units (the other GPU workers
-    and the urgent lane's). 1 (none) off a GPU, or where the backend keeps no copies."""
-    mem = backend.memory_info() if backend.name != "cpu" else {}
-    card = int(mem.get("budget") or mem.get("total") or 0)
+    device model leaves when `circuit` runs alone (_left). 1 (none) off a GPU, or where the
+    backend keeps no copies."""
     h = work.g1_query_points(circuit)["h"]
-    if not card or backend.precompute_cost(h, "g1", 2) == 0:
+    if not _card(backend) or backend.precompute_cost(h, "g1", 2) == 0:
         return 1
-    dev = work.srs_split(circuit, work.srs_bytes(circuit), on_device=True, g2_on=g2_on)[1]
-    ws = work.working_set(circuit, on_device=True, abc_on_worker=abc_on_worker, g2_on=g2_on, backend=backend)
-    left = card - work.DEVICE_MARGIN_BYTES - dev - ws.device_peak - others * ws.device_staged
+    left, how = _left(circuit, backend, g2_on, abc_on_worker, others)
     fits = [k for k in range(2, D.MSM_AUTO_COPIES + 1) if backend.precompute_cost(h, "g1", k) <= left]
     copies = max(fits, default=1)
-    gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
-    log.info(
-        "msm.precompute=auto: %s's H query (%d points) gets %d copies (%s more) on %s: %s left beside the "
-        "set %s, one unit's peak %s and %d staged unit(s) of %s, of %s less a %s margin",
-        circuit, h, copies, gib(backend.precompute_cost(h, "g1", copies)), backend.label, gib(max(0, left)),
-        gib(dev), gib(ws.device_peak), others, gib(ws.device_staged), gib(card), gib(work.DEVICE_MARGIN_BYTES),
-    )  # fmt: skip
+    log.info("msm.precompute=auto: %s's H query (%d points) gets %d copies (%s more) on %s: %s",
+             circuit, h, copies, _gib(backend.precompute_cost(h, "g1", copies)), backend.label, how)  # fmt: skip
     return {"h": copies}

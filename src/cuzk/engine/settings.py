@@ -123,7 +123,8 @@ class EngineConfig:
         default_factory=dict
     )  # the other named toggles (msm.window.*, staging)
     #: where the B MSM on G2 runs (msm.g2_on, D.G2_ON_CHOICES): cpu (in the finalizer: the
-    #: reference's split), device (under the unit's hold), stream (there too, its bases on the host)
+    #: reference's split), device (under the unit's hold), stream (there too, its bases on the
+    #: host); auto: per key, cuzk.engine.loader.g2_placement
     g2_on: str = D.G2_ON
     cache_dir: str | None = None  # CUZK_CACHE_DIR for the workers (None: inherited)
     #: the parameter folder of requests that name none, and of preload/evict (the daemon's

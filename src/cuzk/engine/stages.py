@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cuzk.engine import events as ev
 from cuzk.engine import work
-from cuzk.engine.loader import srs_footprint
+from cuzk.engine.loader import g2_placement, srs_footprint
 from cuzk.engine.model import Job, WitnessHandOver
 from cuzk.engine.request import Priority
 from cuzk.engine.settings import EngineConfig, EngineHooks
@@ -319,9 +319,9 @@ class Dispatcher(threading.Thread):
 
     def working_set(self, circuit: str) -> work.WorkingSet:
         """One partition's bytes under this engine's settings (work.working_set's model)."""
+        backend = self.backends[self.config.devices[0]]
         return work.working_set(circuit, on_device=self.on_device, abc_on_worker=self.abc_on_worker,
-                                g2_on=self.config.g2_on,
-                                backend=self.backends[self.config.devices[0]])  # fmt: skip
+                                g2_on=g2_placement(self.config, circuit, backend), backend=backend)  # fmt: skip
 
     def _card(self, device: int) -> int:
         """The bytes `device` may use (its budget, else its size); 0 off a GPU or where the backend

@@ -76,13 +76,16 @@ def cpu_backend() -> Backend:
 
 
 def g2_backend(g2_on: str, backend: Backend) -> Backend:
-    """Where b_g2 lives and its MSM runs under msm.g2_on: the CPU, `backend` itself, or its
-    streamed twin (Backend.streamed: the rows on the host, summed on the device)."""
+    """Where b_g2 lives and its MSM runs under a resolved msm.g2_on (auto is resolved per key,
+    cuzk.engine.loader.resolve_g2): the CPU, `backend` itself, or its streamed twin
+    (Backend.streamed: the rows on the host, summed on the device)."""
     from cuzk import defaults as D
     from cuzk.errors import UsageError
 
-    if g2_on not in D.G2_ON_CHOICES:
-        raise UsageError(f"msm.g2_on must be one of {', '.join(D.G2_ON_CHOICES)}, not {g2_on!r}")
+    if g2_on not in D.G2_PLACES:
+        raise UsageError(
+            f"msm.g2_on must be one of {', '.join(D.G2_PLACES)} here (auto resolved), not {g2_on!r}"
+        )
     return cpu_backend() if g2_on == "cpu" else backend.streamed() if g2_on == "stream" else backend
 
 
