@@ -347,7 +347,7 @@ def test_config_is_validated():
                                         "memory_budget": "512MiB"})  # fmt: skip
     assert (cfg.max_batch_size, cfg.devices, cfg.g2_on, cfg.memory_budget) == (2, (0, 1), "device", 1 << 29)
     assert EngineConfig().with_settings({"msm.g2_on": "stream"}).g2_on == "stream"
-    with pytest.raises(UsageError, match="g2_on must be one of cpu, device, stream, not 'gpu'"):
+    with pytest.raises(UsageError, match="g2_on must be one of auto, cpu, device, stream, not 'gpu'"):
         EngineConfig(g2_on="gpu")
     with pytest.raises(UsageError, match="dispatch_ahead must be an integer >= 0"):
         EngineConfig(dispatch_ahead=-1)
