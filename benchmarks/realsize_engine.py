@@ -189,7 +189,7 @@ def main() -> int:
     from cuzk.circuits import get_circuit
     from cuzk.cli.bench_batch import busy_figures
     from cuzk.engine import Engine, EngineConfig, JobStatus, Priority, ProofRequest
-    from cuzk.engine.loader import copies_plan
+    from cuzk.engine.loader import copies_plan, g2_placement
 
     RESULTS["args"] = vars(args)
     circuits = [c for c in (args.circuit, args.winning) if c]
@@ -225,8 +225,10 @@ def main() -> int:
             RESULTS[f"preload_{name}_s"] = round(time.perf_counter() - t, 2)
             RESULTS[f"device_after_preload_{name}"] = backend.memory_info()
             RESULTS[f"copies_{name}"] = copies_plan(cfg, name, backend)  # msm.precompute, auto resolved
+            RESULTS[f"g2_on_{name}"] = g2_placement(cfg, name, backend)  # msm.g2_on, auto resolved
             say(
-                f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s (copies {RESULTS[f'copies_{name}']}); "
+                f"{name}: parameters in {RESULTS[f'preload_{name}_s']} s (copies {RESULTS[f'copies_{name}']}, G2 "
+                f"{RESULTS[f'g2_on_{name}']}); "
                 f"device {backend.memory_info()}"
             )
             save(args.out)
