@@ -149,7 +149,7 @@ KERNELS: dict[str, tuple[tuple[str, str, str], ...]] = {
         (
             "cuzk.gadgets.poseidon",
             "_k_permute",
-            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), bool, int64, int64)",
+            "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), bool, int64, int64)",
         ),
         (
             "cuzk.gadgets._fr",
@@ -430,7 +430,7 @@ COMPILE_S: dict[tuple[str, str, str], float] = {
     (
         "cuzk.gadgets.poseidon",
         "_k_permute",
-        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), bool, int64, int64)",
+        "(FieldTag(fr), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), int64, int64, int64, Array(uint64, 2, 'C', False, aligned=True), Array(uint64, 2, 'C', False, aligned=True), bool, int64, int64)",
     ): 0.92,
     (
         "cuzk.gadgets._fr",

@@ -14,6 +14,7 @@ witness program runs it over all lanes of a call group in one kernel call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, overload
 
@@ -32,37 +33,66 @@ from cuzk.r1cs.lc import ONE
 
 
 @njit(cache=True)
-def _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i):
-    """Row i: inputs (n, t*4) -> out (n, 4) = element 1 of the permutation; trace (n, k*4) if want_trace."""
+def _sbox(F, x, trace, i, k, want_trace):
+    """x^5, keeping x^2, x^4 and x^5 at trace columns k, k + 1, k + 2 of row i."""
+    x2 = f_mul(F, x, x)
+    x4 = f_mul(F, x2, x2)
+    x5 = f_mul(F, x4, x)
+    if want_trace:
+        f_store(F, trace, i, 4 * k, x2)
+        f_store(F, trace, i, 4 * k + 4, x4)
+        f_store(F, trace, i, 4 * k + 8, x5)
+    return x5
+
+
+@njit(cache=True)
+def _full_round(F, st, nx, rc, r, mds, t, trace, i, k, want_trace):
+    """Constants of round r, the S-box on every element, the dense MDS; returns the next trace column."""
+    for j in range(t):
+        x = f_add(F, f_load(F, st, j, 0), f_load(F, rc, r * t + j, 0))
+        f_store(F, st, j, 0, _sbox(F, x, trace, i, k, want_trace))
+        k += 3
+    for a in range(t):
+        acc = f_zero(F)
+        for b in range(t):
+            acc = f_add(F, acc, f_mul(F, f_load(F, mds, a * t + b, 0), f_load(F, st, b, 0)))
+        f_store(F, nx, a, 0, acc)
+    for j in range(t):
+        f_store(F, st, j, 0, f_load(F, nx, j, 0))
+    return k
+
+
+@njit(cache=True)
+def _permute_one(F, inputs, rc, mds, pc, rows, cols, last, t, rf, rp, trace, out, want_trace, i):
+    """Row i: inputs (n, t*4) -> out (n, 4) = element 1 of the permutation; trace (n, k*4) if want_trace.
+    The partial rounds in their sparse form (_Optimized): the same S-box values, 2t - 1 products
+    of mixing a round instead of t^2."""
     half = rf // 2
     st = np.empty((t, 4), dtype=np.uint64)
     nx = np.empty((t, 4), dtype=np.uint64)
     for j in range(t):
         f_store(F, st, j, 0, f_load(F, inputs, i, 4 * j))
     k = 0
-    c = 0
-    for r in range(rf + rp):
-        full = r < half or r >= half + rp
-        for j in range(t):
-            x = f_add(F, f_load(F, st, j, 0), f_load(F, rc, c, 0))
-            c += 1
-            if full or j == 0:
-                x2 = f_mul(F, x, x)
-                x4 = f_mul(F, x2, x2)
-                x = f_mul(F, x4, x)
-                if want_trace:
-                    f_store(F, trace, i, 4 * k, x2)
-                    f_store(F, trace, i, 4 * k + 4, x4)
-                    f_store(F, trace, i, 4 * k + 8, x)
-                    k += 3
-            f_store(F, st, j, 0, x)
-        for a in range(t):
-            acc = f_zero(F)
-            for b in range(t):
-                acc = f_add(F, acc, f_mul(F, f_load(F, mds, a * t + b, 0), f_load(F, st, b, 0)))
-            f_store(F, nx, a, 0, acc)
-        for j in range(t):
-            f_store(F, st, j, 0, f_load(F, nx, j, 0))
+    for r in range(half):
+        k = _full_round(F, st, nx, rc, r, mds, t, trace, i, k, want_trace)
+    for r in range(rp):
+        x0 = _sbox(F, f_add(F, f_load(F, st, 0, 0), f_load(F, pc, r, 0)), trace, i, k, want_trace)
+        k += 3
+        acc = f_mul(F, f_load(F, rows, r * t, 0), x0)
+        for j in range(1, t):
+            sj = f_load(F, st, j, 0)
+            acc = f_add(F, acc, f_mul(F, f_load(F, rows, r * t + j, 0), sj))
+            f_store(F, st, j, 0, f_add(F, sj, f_mul(F, f_load(F, cols, r * (t - 1) + j - 1, 0), x0)))
+        f_store(F, st, 0, 0, acc)
+    for a in range(1, t):  # the last partial round's dense part, diag(1, E^)
+        acc = f_zero(F)
+        for b in range(1, t):
+            acc = f_add(F, acc, f_mul(F, f_load(F, last, (a - 1) * (t - 1) + b - 1, 0), f_load(F, st, b, 0)))
+        f_store(F, nx, a, 0, acc)
+    for j in range(1, t):
+        f_store(F, st, j, 0, f_load(F, nx, j, 0))
+    for r in range(half, rf):
+        k = _full_round(F, st, nx, rc, r, mds, t, trace, i, k, want_trace)
     y = f_load(F, st, 1, 0)
     f_store(F, out, i, 0, y)
     if want_trace:
@@ -70,23 +100,93 @@ def _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i):
 
 
 @njit(nogil=True, cache=True)
-def _k_permute(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, lo, hi):
+def _k_permute(F, inputs, rc, mds, pc, rows, cols, last, t, rf, rp, trace, out, want_trace, lo, hi):
     for i in range(lo, hi):
-        _permute_one(F, inputs, rc, mds, t, rf, rp, trace, out, want_trace, i)
+        _permute_one(F, inputs, rc, mds, pc, rows, cols, last, t, rf, rp, trace, out, want_trace, i)
+
+
+def _matmul(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
+    return [
+        [sum(x * y for x, y in zip(row, col, strict=True)) % R for col in zip(*b, strict=True)] for row in a
+    ]
+
+
+def _inverse(m: list[list[int]]) -> list[list[int]]:
+    """m^-1 mod r by Gauss-Jordan (every square block of a Cauchy MDS product is invertible)."""
+    n = len(m)
+    a = [list(row) + [int(i == j) for j in range(n)] for i, row in enumerate(m)]
+    for c in range(n):
+        p = next(r for r in range(c, n) if a[r][c])
+        a[c], a[p] = a[p], a[c]
+        inv = pow(a[c][c], -1, R)
+        a[c] = [x * inv % R for x in a[c]]
+        for r in range(n):
+            if r != c and a[r][c]:
+                f = a[r][c]
+                a[r] = [(x - f * y) % R for x, y in zip(a[r], a[c], strict=True)]
+    return [row[n:] for row in a]
+
+
+@dataclass(frozen=True)
+class _Optimized:
+    """The permutation rewritten so that a partial round mixes with a sparse matrix (the Poseidon
+    paper's appendix B, as neptune does): (1) each partial round's constants off element 0 are
+    pushed through the MDS into the next round, so a partial round adds one constant; (2) each
+    partial round's matrix E = P S with P = diag(1, E^) and S = [[e00, e0], [E^-1 e1, I]]: P
+    commutes with the S-box on element 0 and with a constant there, so it moves into the next
+    round (E_next = M P), and the last round's P is applied once after the partial rounds.
+    Every S-box input is unchanged, so the trace (the witness) is the paper's."""
+
+    rc: np.ndarray  # full rounds' constants, round-major (R_F t); the first after the partial rounds adjusted
+    pc: np.ndarray  # one constant per partial round (R_P)
+    rows: np.ndarray  # per partial round, S's first row (R_P t)
+    cols: np.ndarray  # per partial round, S's first column below the corner (R_P (t - 1))
+    last: np.ndarray  # the last partial round's E^, row-major ((t - 1)^2)
 
 
 @cache
-def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray, np.ndarray]:
+def _optimized(arity: int) -> _Optimized:
     p = params(arity)
-    rc = FR.from_ints(list(p.round_constants))
+    t, half, rp = p.t, p.full_rounds // 2, p.partial_rounds
+    m = [list(row) for row in p.mds]
+    c = [list(p.round_constants[r * t : (r + 1) * t]) for r in range(p.full_rounds + rp)]
+    for r in range(half, half + rp):  # (1): forward, into round r + 1 (the last into a full round)
+        rest = [0, *c[r][1:]]
+        c[r] = [c[r][0]] + [0] * (t - 1)
+        pushed = [sum(m[a][b] * rest[b] for b in range(t)) % R for a in range(t)]
+        c[r + 1] = [(x + y) % R for x, y in zip(c[r + 1], pushed, strict=True)]
+    rows: list[int] = []
+    cols: list[int] = []
+    prev = [[int(i == j) for j in range(t - 1)] for i in range(t - 1)]  # E^ carried in: none at first
+    for _ in range(rp):  # (2)
+        e = _matmul(m, [[1] + [0] * (t - 1)] + [[0, *row] for row in prev])
+        hat = [row[1:] for row in e[1:]]
+        col = _matmul(_inverse(hat), [[row[0]] for row in e[1:]])
+        rows += e[0]
+        cols += [x[0] for x in col]
+        prev = hat
+    full = [x for r in (*range(half), *range(half + rp, p.full_rounds + rp)) for x in c[r]]
+    return _Optimized(
+        rc=FR.from_ints(full),
+        pc=FR.from_ints([c[r][0] for r in range(half, half + rp)]),
+        rows=FR.from_ints(rows),
+        cols=FR.from_ints(cols),
+        last=FR.from_ints([x for row in prev for x in row]),
+    )
+
+
+@cache
+def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray]:
+    p = params(arity)
     mds = FR.from_ints([x for row in p.mds for x in row])
-    return p, rc, mds, FR.from_ints([p.domain_tag])[0]
+    return p, mds, FR.from_ints([p.domain_tag])[0]
 
 
 def permutation_products(arity: int) -> int:
-    """Field products of one permutation (three per S-box, t^2 per round's MDS), for the chunking."""
+    """Field products of one permutation in its sparse form (three per S-box, t^2 per full round's
+    MDS, 2t - 1 per partial round's, (t - 1)^2 once), for the chunking."""
     p = params(arity)
-    return 3 * p.sboxes + (p.full_rounds + p.partial_rounds) * p.t * p.t
+    return 3 * p.sboxes + p.full_rounds * p.t * p.t + p.partial_rounds * (2 * p.t - 1) + (p.t - 1) ** 2
 
 
 def trace_length(arity: int) -> int:
@@ -104,7 +204,7 @@ def permute_trace(
     arity: int, inputs: np.ndarray, *, trace: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """inputs (n, arity, 4) Montgomery -> (hashes (n, 4), trace (n, trace_length, 4) or None)."""
-    p, rc, mds, tag = _tables(arity)
+    p, mds, tag = _tables(arity)
     x = np.asarray(inputs, dtype=np.uint64)
     if x.ndim != 3 or x.shape[1:] != (arity, 4):
         raise CircuitError(f"Poseidon-{arity} takes inputs of shape (n, {arity}, 4); got {x.shape}")
@@ -114,7 +214,9 @@ def permute_trace(
     state[:, 1:] = x
     out = np.empty((n, 4), dtype=np.uint64)
     tr = np.empty((n, trace_length(arity) * 4) if trace else (1, 4), dtype=np.uint64)
-    args = (FR_TAG, state.reshape(n, -1), rc, mds, p.t, p.full_rounds, p.partial_rounds, tr, out, trace)
+    o = _optimized(arity)
+    args = (FR_TAG, state.reshape(n, -1), o.rc, mds, o.pc, o.rows, o.cols, o.last, p.t, p.full_rounds,
+            p.partial_rounds, tr, out, trace)  # fmt: skip
     run_ranges(_k_permute, args, n, n * permutation_products(arity))
     return out, (tr.reshape(n, -1, 4) if trace else None)
 
