@@ -101,6 +101,34 @@ def test_a_streamed_g2_query_is_made_on_the_host_in_passes_and_proves(emu, tmp_p
     assert (tmp_path / "toy-abc" / "toy.params").exists()
 
 
+def test_a_g2_query_loaded_for_the_host_never_sits_whole_on_the_card(emu, cpu, tmp_path, monkeypatch):
+    """A .params set whose G2 query is kept in host memory (msm.g2_on cpu or stream) is decoded
+    a chunk at a time through one staging buffer on the card, so the card never holds the whole
+    query (wpost-32g's 23.7 GB beside its 45.6 GB of G1 queries on an 80 GB GPU); the rows are
+    the file's and a key made from them proves. An unknown query name is refused."""
+    cs, w = random_circuit(40, num_public=2, seed=9)
+    gen = generate_queries(cs, cpu)
+    io.save_rows(gen.vk, gen.rows, cpu, tmp_path, "toy", {"topology_hash": "t"})
+    path = tmp_path / "toy.params"
+    chunk, n_g2 = 3, gen.rows["b_g2"].shape[0]
+    assert n_g2 > 2 * chunk
+    asked: list[tuple[str, int]] = []
+    real = emu.empty_rows
+    monkeypatch.setattr(emu, "empty_rows", lambda n, g: asked.append((g, n)) or real(n, g))
+    vk, rows = io.load_rows(path, emu, checked=True, chunk_points=chunk, host=("b_g2",))
+    assert [n for g, n in asked if g == "g2" and n] == [chunk]  # one staging chunk, never the query
+    assert isinstance(rows["b_g2"], np.ndarray) and np.array_equal(rows["b_g2"], gen.rows["b_g2"])
+    for q in ("h", "l", "a", "b_g1"):
+        assert np.array_equal(emu.to_host(rows[q]), gen.rows[q])
+    key = resident_from_rows(vk, rows, cs, emu, g2_backend=cpu)
+    _prove_and_check(key, w, _publics(w))
+    asked.clear()
+    io.load_rows(path, emu, checked=True, chunk_points=chunk)  # on the card: the whole query at once
+    assert ("g2", n_g2) in asked
+    with pytest.raises(ValueError, match="no such queries"):
+        io.load_rows(path, emu, checked=True, host=("c",))
+
+
 @pytest.mark.parametrize("where", ["cpu", "emulator"])
 def test_saved_rows_load_back_byte_for_byte(where, cpu, request, tmp_path):
     be = cpu if where == "cpu" else request.getfixturevalue("emu")

@@ -162,6 +162,9 @@ def resident_parameters(
     """
     say = progress or (lambda _m: None)
     tl = timeline or Timeline("params")
+    # b_g2 whose MSM runs from host memory (the CPU's, or the device's streamed twin) is made or
+    # loaded a pass at a time into host rows, never whole on the card
+    g2_on_host = g2_backend is not None and g2_backend is not backend and g2_backend.bases_on_host
     if directory is not None:
         dirpath: Path = Path(directory)
         if not (dirpath / f"{name}.json").exists():
@@ -177,7 +180,6 @@ def resident_parameters(
             log.warning("no parameters for %s: generating a new key into residency", name)
             with tl.span("load_params", source="generated"):
                 say(f"generating parameters for {name} into residency")
-                g2_on_host = g2_backend is not None and g2_backend is not backend and g2_backend.bases_on_host
                 gen = generate_queries(cs, backend, timeline=tl, progress=say, g2_on_host=g2_on_host)
                 out: Path | None = None
                 if set_bytes(cs) <= CACHE_LIMIT_BYTES:
@@ -210,6 +212,7 @@ def resident_parameters(
             checked=checked,
             sha256=files.get(f"{name}.params", {}).get("sha256"),
             progress=say,
+            host=("b_g2",) if g2_on_host else (),
         )
     with tl.span("make_resident"):
         key = resident_from_rows(

@@ -22,7 +22,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -382,8 +382,12 @@ def load_rows(
     stats: LoadStats | None = None,
     chunk_points: int = LOAD_CHUNK_POINTS,
     readers: int = LOAD_READERS,
+    host: Collection[str] = (),
 ) -> tuple[VerifyingKey, dict[str, Any]]:
-    """The vk and the five queries of a .params file as affine rows in `backend`'s memory.
+    """The vk and the five queries of a .params file as affine rows in `backend`'s memory, those
+    named in `host` as host rows instead (decoded on the backend a chunk at a time through one
+    staging buffer, then copied out: a G2 query kept in host memory, msm.g2_on cpu or stream,
+    never occupies the card whole, so wpost-32g's set loads on an 80 GB GPU with room to spare).
 
     Reads run `readers` at a time (positioned reads into reused buffers, no per-point Python);
     each chunk is decoded where the backend computes (Backend.import_points: flags, canonical
@@ -414,6 +418,10 @@ def load_rows(
             pos = start + (hi - lo) * size
     digest = hashlib.sha256() if sha256 is not None else None
     rows: dict[str, Any] = {}
+    unknown = set(host) - set(QUERY_GROUP)
+    if unknown:
+        raise ValueError(f"no such queries to keep on the host: {sorted(unknown)}")
+    staging: dict[str, Any] = {}  # group -> one chunk's rows on the backend, for the host queries
     nbuf = readers + 2
     buffers = [np.empty(chunk_points * G2_BYTES, dtype=np.uint8) for _ in range(nbuf)]
     hashed: list[Future | None] = [None] * nbuf
@@ -446,18 +454,27 @@ def load_rows(
                 fut.result()
                 group = QUERY_GROUP[name]
                 if name not in rows:
-                    rows[name] = backend.empty_rows(sections[name].count, group)
+                    if name in host:
+                        width = backend.empty_rows(0, group).shape[1]
+                        rows[name] = np.empty((sections[name].count, width), dtype=np.uint64)
+                        if group not in staging:
+                            staging[group] = backend.empty_rows(chunk_points, group)
+                    else:
+                        rows[name] = backend.empty_rows(sections[name].count, group)
                 raw = buffers[b][: (hi - lo) * size].reshape(hi - lo, size)
                 if digest is not None:
                     hasher.submit(hash_range, *gap)
                     hashed[b] = hasher.submit(digest.update, raw.data)
                 if hi > lo:
+                    out = staging[group][: hi - lo] if name in host else rows[name][lo:hi]
                     try:
                         backend.import_points(
-                            raw, group, check_subgroup=checked, out=rows[name][lo:hi], what=f"{path}: {name}"
+                            raw, group, check_subgroup=checked, out=out, what=f"{path}: {name}"
                         )
                     except EncodingError as exc:
                         raise ParamsError(_shift_index(str(exc), lo)) from exc
+                    if name in host:
+                        rows[name][lo:hi] = backend.to_host(out)
                 free.append(b)
                 if j + readers < len(jobs):
                     pending.append(submit(j + readers))
@@ -471,6 +488,7 @@ def load_rows(
         rows.clear()
         raise
     finally:
+        staging.clear()
         os.close(fd)
     if digest is not None and digest.hexdigest() != sha256:
         rows.clear()
