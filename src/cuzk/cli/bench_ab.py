@@ -103,7 +103,7 @@ class _Side:
         self.backend = get_backend(backend_name, settings=backend_settings(self.values))
         from cuzk.engine.loader import resolve_g2
 
-        g2_on = resolve_g2(self.values["msm.g2_on"], circuit, self.backend, self.backend.name != "cuda")
+        g2_on = resolve_g2(self.values["msm.g2_on"], circuit, self.backend)
         g2 = work.g2_backend(g2_on, self.backend)
         self.prover = LocalProver(self.backend, g2_backend=g2, precompute=self.values["msm.precompute"])
 

@@ -69,9 +69,7 @@ def run_single(
     backend = get_backend(backend_name, settings=backend_settings(values))  # its settings fixed
     from cuzk.engine.loader import resolve_g2
 
-    g2_on = (
-        "cpu" if g2_on_cpu else resolve_g2(values["msm.g2_on"], circuit_name, backend, backend.name != "cuda")
-    )
+    g2_on = "cpu" if g2_on_cpu else resolve_g2(values["msm.g2_on"], circuit_name, backend)
     local = LocalProver(
         backend,
         g2_backend=work.g2_backend(g2_on, backend),

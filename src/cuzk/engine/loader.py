@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cuzk import defaults as D
 from cuzk.engine import work
 from cuzk.engine.keys import SrsKey
-from cuzk.engine.settings import EngineConfig
+from cuzk.engine.settings import EngineConfig, default_abc_on_worker
 
 if TYPE_CHECKING:
     from cuzk.backends.base import Backend
@@ -100,16 +100,17 @@ def g2_placement(cfg: EngineConfig, circuit: str, backend: Backend) -> str:
 
 
 def resolve_g2(
-    g2_on: str, circuit: str, backend: Backend, abc_on_worker: bool = False, others: int = 0
+    g2_on: str, circuit: str, backend: Backend, abc_on_worker: bool | None = None, others: int = 0
 ) -> str:
     """`g2_on`, or for auto: cpu off a GPU, else device where the model fits the set with its G2
     query beside one unit and `others` staged units on the card, else stream (once per circuit
-    and backend, logged)."""
+    and backend, logged). `abc_on_worker` None: the backend's default."""
     if g2_on != "auto":
         return g2_on
     if backend.name == "cpu":
         return "cpu"
-    return _auto_g2(circuit, backend, abc_on_worker, others)
+    abc = default_abc_on_worker(backend.name) if abc_on_worker is None else abc_on_worker
+    return _auto_g2(circuit, backend, abc, others)
 
 
 def _others(cfg: EngineConfig, backend: Backend) -> int:

@@ -109,12 +109,13 @@ class LocalProver:
 
     def _copies(self, ref: str) -> Copies:
         from cuzk.engine.loader import auto_copies
+        from cuzk.engine.settings import default_abc_on_worker
         from cuzk.toggles import AUTO_COPIES
 
         if self.precompute != AUTO_COPIES:
             return self.precompute
         g2_on = "cpu" if self.g2_backend.name == "cpu" and self.backend.name != "cpu" else "device"
-        return auto_copies(ref, self.backend, g2_on, self.backend.name != "cuda", 0)
+        return auto_copies(ref, self.backend, g2_on, default_abc_on_worker(self.backend.name), 0)
 
     @staticmethod
     def _witnesses(request: ProofRequest, circuit: Any) -> list[WitnessSource]:

@@ -192,7 +192,7 @@ class EngineConfig:
 
     def abc_on_worker_for(self, backend_name: str) -> bool:
         """abc_on_worker with None resolved for an engine on `backend_name`."""
-        return self.abc_on_worker if self.abc_on_worker is not None else backend_name != "cuda"
+        return self.abc_on_worker if self.abc_on_worker is not None else default_abc_on_worker(backend_name)
 
     def urgent_lane_for(self, on_device: bool) -> bool:
         """urgent_lane with None resolved (on with a GPU backend)."""
@@ -241,6 +241,11 @@ class EngineConfig:
     def from_toggles(cls, values: Mapping[str, Any], **fields: Any) -> EngineConfig:
         """An EngineConfig with these fields and named toggles (the engine mode of `bench ab`)."""
         return cls(**fields).with_toggles(values)
+
+
+def default_abc_on_worker(backend_name: str) -> bool:
+    """Where a/b/c are computed when nobody says: on the device with CUDA, else in the worker."""
+    return backend_name != "cuda"
 
 
 def _positive_int(name: str, v: Any, *, minimum: int = 1) -> None:

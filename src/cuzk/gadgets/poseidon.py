@@ -137,6 +137,9 @@ class _Optimized:
     round (E_next = M P), and the last round's P is applied once after the partial rounds.
     Every S-box input is unchanged, so the trace (the witness) is the paper's."""
 
+    params: PoseidonParams
+    tag: np.ndarray  # the domain tag, the capacity element of every input state
+    mds: np.ndarray  # the full rounds' dense matrix, row-major (t^2)
     rc: np.ndarray  # full rounds' constants, round-major (R_F t); the first after the partial rounds adjusted
     pc: np.ndarray  # one constant per partial round (R_P)
     rows: np.ndarray  # per partial round, S's first row (R_P t)
@@ -167,19 +170,15 @@ def _optimized(arity: int) -> _Optimized:
         prev = hat
     full = [x for r in (*range(half), *range(half + rp, p.full_rounds + rp)) for x in c[r]]
     return _Optimized(
+        params=p,
+        tag=FR.from_ints([p.domain_tag])[0],
+        mds=FR.from_ints([x for row in p.mds for x in row]),
         rc=FR.from_ints(full),
         pc=FR.from_ints([c[r][0] for r in range(half, half + rp)]),
         rows=FR.from_ints(rows),
         cols=FR.from_ints(cols),
         last=FR.from_ints([x for row in prev for x in row]),
     )
-
-
-@cache
-def _tables(arity: int) -> tuple[PoseidonParams, np.ndarray, np.ndarray]:
-    p = params(arity)
-    mds = FR.from_ints([x for row in p.mds for x in row])
-    return p, mds, FR.from_ints([p.domain_tag])[0]
 
 
 def permutation_products(arity: int) -> int:
@@ -204,18 +203,18 @@ def permute_trace(
     arity: int, inputs: np.ndarray, *, trace: bool = True
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """inputs (n, arity, 4) Montgomery -> (hashes (n, 4), trace (n, trace_length, 4) or None)."""
-    p, mds, tag = _tables(arity)
+    o = _optimized(arity)
+    p = o.params
     x = np.asarray(inputs, dtype=np.uint64)
     if x.ndim != 3 or x.shape[1:] != (arity, 4):
         raise CircuitError(f"Poseidon-{arity} takes inputs of shape (n, {arity}, 4); got {x.shape}")
     n = x.shape[0]
     state = np.empty((n, p.t, 4), dtype=np.uint64)
-    state[:, 0] = tag
+    state[:, 0] = o.tag
     state[:, 1:] = x
     out = np.empty((n, 4), dtype=np.uint64)
     tr = np.empty((n, trace_length(arity) * 4) if trace else (1, 4), dtype=np.uint64)
-    o = _optimized(arity)
-    args = (FR_TAG, state.reshape(n, -1), o.rc, mds, o.pc, o.rows, o.cols, o.last, p.t, p.full_rounds,
+    args = (FR_TAG, state.reshape(n, -1), o.rc, o.mds, o.pc, o.rows, o.cols, o.last, p.t, p.full_rounds,
             p.partial_rounds, tr, out, trace)  # fmt: skip
     run_ranges(_k_permute, args, n, n * permutation_products(arity))
     return out, (tr.reshape(n, -1, 4) if trace else None)

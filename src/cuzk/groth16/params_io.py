@@ -454,9 +454,8 @@ def load_rows(
                 fut.result()
                 group = QUERY_GROUP[name]
                 if name not in rows:
-                    if name in host:
-                        width = backend.empty_rows(0, group).shape[1]
-                        rows[name] = np.empty((sections[name].count, width), dtype=np.uint64)
+                    if name in host:  # affine rows: as many 64-bit words as the encoding's bytes / 8
+                        rows[name] = np.empty((sections[name].count, size // 8), dtype=np.uint64)
                         if group not in staging:
                             staging[group] = backend.empty_rows(chunk_points, group)
                     else:
