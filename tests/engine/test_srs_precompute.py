@@ -205,3 +205,20 @@ def test_an_unresolved_auto_count_is_refused_before_any_load() -> None:
     with pytest.raises(ValueError, match="auto unresolved"):
         copies_for(AUTO_COPIES, "h")
     assert copies_for({"h": 3}, "h") == 3 and copies_for({"h": 3}, "l") == 1
+
+
+@needs_cxx
+def test_a_local_prover_with_a_streamed_g2_plans_its_copies_for_stream() -> None:
+    """With the G2 query streamed from host memory the set on the card is smaller, so auto plans
+    for that placement, not for the G2 query on the device."""
+    from cuzk.backends.cuda import CudaBackend
+    from cuzk.engine import LocalProver
+
+    probe = CudaBackend(runtime=EmulatorRuntime())
+    h = work.g1_query_points(CIRCUIT)["h"]
+    dev = work.srs_split(CIRCUIT, work.srs_bytes(CIRCUIT), on_device=True, g2_on="stream")[1]
+    ws = work.working_set(CIRCUIT, on_device=True, abc_on_worker=False, g2_on="stream", backend=probe)
+    budget = work.DEVICE_MARGIN_BYTES + dev + ws.device_peak + probe.precompute_cost(h, "g1", 2)
+    emu = CudaBackend(runtime=EmulatorRuntime(memory_budget=budget))
+    local = LocalProver(emu, g2_backend=emu.streamed(), precompute=AUTO_COPIES)
+    assert local._copies(CIRCUIT) == {"h": 2}

@@ -114,7 +114,14 @@ class LocalProver:
 
         if self.precompute != AUTO_COPIES:
             return self.precompute
-        g2_on = "cpu" if self.g2_backend.name == "cpu" and self.backend.name != "cpu" else "device"
+        # the placement its backends stand for: the device itself, the CPU, or the streamed twin
+        g2_on = (
+            "device"
+            if self.g2_backend is self.backend
+            else "cpu"
+            if self.g2_backend.name == "cpu"
+            else "stream"
+        )
         return auto_copies(ref, self.backend, g2_on, default_abc_on_worker(self.backend.name), 0)
 
     @staticmethod
